@@ -1,0 +1,29 @@
+import { applyDecorators } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiGatewayTimeoutResponse,
+  ApiNotFoundResponse,
+  ApiResponse,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
+import { ProblemDto } from './problem.dto';
+
+/** Documents the 400 answer of a route with a validated body or query. */
+export const ApiValidationErrors = () =>
+  ApiBadRequestResponse({ type: ProblemDto, description: 'validation_failed: the failing fields are in `errors`.' });
+
+/** Documents 404 for a route with an `{id}`. */
+export const ApiNotFound = (resource: string) =>
+  ApiNotFoundResponse({ type: ProblemDto, description: `not_found: no ${resource} with this id.` });
+
+/** Documents 409 with the conflict's meaning. */
+export const ApiConflict = (description: string) => ApiConflictResponse({ type: ProblemDto, description });
+
+/** Documents the answers of a route that calls the provider: 422, 502 and 504. */
+export const ApiProviderErrors = () =>
+  applyDecorators(
+    ApiUnprocessableEntityResponse({ type: ProblemDto, description: 'provider_rejected: the provider refused the request; its message is in `detail`.' }),
+    ApiResponse({ status: 502, type: ProblemDto, description: 'provider_unavailable: the provider failed (5xx or a malformed answer).' }),
+    ApiGatewayTimeoutResponse({ type: ProblemDto, description: 'provider_timeout: the provider did not answer in time.' }),
+  );

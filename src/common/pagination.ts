@@ -1,0 +1,71 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ValidationError } from './errors';
+
+/** Largest page a list endpoint serves (DESIGN.md: `limit` ≤ 100). */
+export const MAX_PAGE_SIZE = 100;
+
+/** Query parameters shared by every keyset-paginated list. */
+export class PageQueryDto {
+  @ApiPropertyOptional({ description: 'Opaque cursor from a previous page\'s `nextCursor`.' })
+  @IsOptional() @IsString() @MaxLength(200)
+  cursor?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 20 })
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(MAX_PAGE_SIZE)
+  limit?: number;
+}
+
+/** A page of a list: `{ data, nextCursor }`; `nextCursor` is null on the last page. */
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+/** Position of a row in a list ordered by (createdAt DESC, id DESC). */
+export interface CreatedAtCursor {
+  createdAt: Date;
+  id: string;
+}
+
+/** Encodes a keyset position as an opaque base64url token. */
+export function encodeCursor(cursor: CreatedAtCursor): string {
+  return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id])).toString('base64url');
+}
+
+/**
+ * Decodes a token from `encodeCursor`.
+ * @throws ValidationError (400) on a token that was not produced by `encodeCursor`.
+ */
+export function decodeCursor(token: string): CreatedAtCursor {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(createdAt);
+    if (Number.isNaN(date.getTime()) || typeof id !== 'string') throw new Error('bad cursor');
+    return { createdAt: date, id };
+  } catch {
+    throw new ValidationError([{ field: 'cursor', message: 'cursor is not a valid page cursor' }]);
+  }
+}
+
+/** Prisma `where` fragment selecting rows after the cursor in (createdAt DESC, id DESC) order. */
+export function afterCursor(token: string | undefined): object {
+  if (!token) return {};
+  const { createdAt, id } = decodeCursor(token);
+  return { OR: [{ createdAt: { lt: createdAt } }, { createdAt, id: { lt: id } }] };
+}
+
+/** Turns `limit + 1` fetched rows into a page. */
+export function toPage<R extends CreatedAtCursor, T>(rows: R[], limit: number, map: (row: R) => T): Page<T> {
+  const hasMore = rows.length > limit;
+  const pageRows = hasMore ? rows.slice(0, limit) : rows;
+  const last = pageRows[pageRows.length - 1];
+  return { data: pageRows.map(map), nextCursor: hasMore && last ? encodeCursor(last) : null };
+}
+
+/** Swagger shape for list responses. */
+export class PageMetaDto {
+  @ApiProperty({ type: String, nullable: true, description: 'Cursor of the next page, null on the last page.' })
+  nextCursor: string | null;
+}

@@ -1,0 +1,121 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from './errors';
+
+/** Titles shown in problem+json bodies, one per code. */
+const TITLES: Record<ErrorCode, string> = {
+  [ErrorCode.ValidationFailed]: 'Validation failed',
+  [ErrorCode.Unauthorized]: 'Unauthorized',
+  [ErrorCode.Forbidden]: 'Forbidden',
+  [ErrorCode.NotFound]: 'Not found',
+  [ErrorCode.Conflict]: 'Conflict',
+  [ErrorCode.IdempotencyKeyMissing]: 'Idempotency-Key header required',
+  [ErrorCode.IdempotencyKeyReused]: 'Idempotency key reused with another request',
+  [ErrorCode.RequestInProgress]: 'Request with this idempotency key in progress',
+  [ErrorCode.InvalidStateTransition]: 'Invalid state transition',
+  [ErrorCode.QuoteExpired]: 'Quote expired',
+  [ErrorCode.PayloadTooLarge]: 'Payload too large',
+  [ErrorCode.RateLimited]: 'Too many requests',
+  [ErrorCode.ProviderRejected]: 'Provider rejected the request',
+  [ErrorCode.ProviderUnavailable]: 'Provider unavailable',
+  [ErrorCode.ProviderTimeout]: 'Provider timeout',
+  [ErrorCode.InternalError]: 'Internal server error',
+};
+
+/** An RFC 9457 problem body with the gateway's stable `code`. */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: ErrorCode;
+  instance?: string;
+  requestId?: string;
+  [extension: string]: unknown;
+}
+
+/** Codes for HTTP statuses raised outside our services (Nest, Fastify, throttler). */
+const CODE_BY_HTTP_STATUS: Record<number, ErrorCode> = {
+  400: ErrorCode.ValidationFailed,
+  401: ErrorCode.Unauthorized,
+  403: ErrorCode.Forbidden,
+  404: ErrorCode.NotFound,
+  405: ErrorCode.NotFound,
+  409: ErrorCode.Conflict,
+  413: ErrorCode.PayloadTooLarge,
+  415: ErrorCode.ValidationFailed,
+  429: ErrorCode.RateLimited,
+};
+
+/** Builds the problem body for any thrown value; never leaks a stack trace or an unknown message. */
+export function toProblem(error: unknown, instance?: string, requestId?: string): ProblemDetails {
+  let code: ErrorCode;
+  let status: number;
+  let detail: string;
+  let extensions: Record<string, unknown> = {};
+  if (error instanceof DomainError) {
+    ({ code, status } = error);
+    detail = error.message;
+    extensions = error.extensions;
+  } else if (error instanceof HttpException || isFastifyError(error)) {
+    status = error instanceof HttpException ? error.getStatus() : error.statusCode;
+    code = CODE_BY_HTTP_STATUS[status] ?? (status >= 500 ? ErrorCode.InternalError : ErrorCode.ValidationFailed);
+    detail = status >= 500 ? TITLES[ErrorCode.InternalError] : httpMessage(error);
+  } else {
+    code = ErrorCode.InternalError;
+    status = HTTP_STATUS_BY_CODE[code];
+    detail = 'An unexpected error occurred.';
+  }
+  return {
+    type: `urn:wallet-gateway:problem:${code}`,
+    title: TITLES[code],
+    status,
+    detail,
+    code,
+    ...(instance ? { instance } : {}),
+    ...(requestId ? { requestId } : {}),
+    ...extensions,
+  };
+}
+
+function isFastifyError(error: unknown): error is Error & { statusCode: number; code?: string } {
+  return error instanceof Error && typeof (error as { statusCode?: unknown }).statusCode === 'number';
+}
+
+function httpMessage(error: HttpException | (Error & { statusCode: number })): string {
+  if (error instanceof HttpException) {
+    const response = error.getResponse();
+    if (typeof response === 'string') return response;
+    const message = (response as { message?: unknown }).message;
+    if (Array.isArray(message)) return message.join('; ');
+    if (typeof message === 'string') return message;
+  }
+  return error.message;
+}
+
+/** Writes a problem to a Fastify reply (also used by Fastify's own error handler in app setup). */
+export function sendProblem(reply: FastifyReply, request: FastifyRequest, error: unknown, logger?: Logger): void {
+  const problem = toProblem(error, request.url.split('?')[0], String(request.id));
+  if (problem.status >= 500 && logger) {
+    // Unexpected errors are logged with their stack; DomainErrors only with their code.
+    if (error instanceof DomainError) logger.warn({ code: problem.code, detail: problem.detail }, 'request failed');
+    else logger.error({ err: error }, 'unhandled error');
+  }
+  void reply.status(problem.status).header('content-type', 'application/problem+json; charset=utf-8').send(problem);
+}
+
+/**
+ * The one exception filter: every error leaving a route becomes `application/problem+json`
+ * with a stable `code` (errors.ts maps codes to statuses).
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ProblemDetails');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    sendProblem(http.getResponse<FastifyReply>(), http.getRequest<FastifyRequest>(), exception, this.logger);
+  }
+}
+
+export { HttpStatus };

@@ -1,0 +1,22 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ErrorCode } from './errors';
+
+/** One failing field of a `validation_failed` problem. */
+export class FieldErrorDto {
+  @ApiProperty({ example: 'email' }) field: string;
+  @ApiProperty({ example: 'email must be an email' }) message: string;
+}
+
+/** RFC 9457 problem details, served as `application/problem+json` for every error. */
+export class ProblemDto {
+  @ApiProperty({ example: 'urn:wallet-gateway:problem:validation_failed' }) type: string;
+  @ApiProperty({ example: 'Validation failed' }) title: string;
+  @ApiProperty({ example: 400 }) status: number;
+  @ApiProperty({ example: 'The request is invalid.' }) detail: string;
+  @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.ValidationFailed }) code: ErrorCode;
+  @ApiPropertyOptional({ example: '/v1/customers' }) instance?: string;
+  @ApiPropertyOptional({ description: 'Request id, also in the x-request-id response header and the logs.' })
+  requestId?: string;
+  @ApiPropertyOptional({ type: [FieldErrorDto], description: 'Failing fields (validation_failed only).' })
+  errors?: FieldErrorDto[];
+}

@@ -1,0 +1,78 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
+
+/**
+ * The gateway's environment, validated once at start. A missing or malformed variable stops the
+ * process with a message naming it (see `validateEnv`). Documented in `.env.example`.
+ */
+export class Env {
+  @IsOptional() @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  /** Port the gateway listens on. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 3000 : Number(value)))
+  @IsInt() @Min(0) @Max(65535)
+  PORT = 3000;
+
+  /** Interface to bind; 0.0.0.0 in containers. */
+  @IsOptional() @IsString()
+  HOST = '127.0.0.1';
+
+  /** PostgreSQL connection string, e.g. postgresql://postgres@127.0.0.1:5432/wallet. `?schema=` is honoured. */
+  @IsString() @IsNotEmpty()
+  @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
+  DATABASE_URL: string;
+
+  /** Provider base URL including the version prefix, e.g. http://127.0.0.1:4010/api/v1. */
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
+  PROVIDER_BASE_URL: string;
+
+  /** Provider secret key, sent as `Authorization: Bearer`. Never logged. */
+  @IsString() @IsNotEmpty()
+  PROVIDER_API_KEY: string;
+
+  /** Secret for the provider's HMAC-SHA512 callback signatures (provider-webhooks.md). */
+  @IsString() @IsNotEmpty()
+  PROVIDER_WEBHOOK_SECRET: string;
+
+  /** Per-request timeout for provider calls, in milliseconds. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 10000 : Number(value)))
+  @IsInt() @Min(50) @Max(120000)
+  PROVIDER_TIMEOUT_MS = 10000;
+
+  /** Base URL at which the provider reaches this gateway (callbackUrl = PUBLIC_BASE_URL + /webhooks/provider). */
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
+  PUBLIC_BASE_URL: string;
+
+  /** Requests per minute allowed per API key. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 600 : Number(value)))
+  @IsInt() @Min(1)
+  RATE_LIMIT_PER_MINUTE = 600;
+
+  /** Largest accepted request body, in bytes. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 1048576 : Number(value)))
+  @IsInt() @Min(1024)
+  BODY_LIMIT_BYTES = 1048576;
+
+  /** pino level: fatal, error, warn, info, debug, trace or silent. */
+  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL = 'info';
+}
+
+/**
+ * Validates `process.env`-like input into an `Env`.
+ * @throws Error naming every missing or malformed variable.
+ */
+export function validateEnv(config: Record<string, unknown>): Env {
+  const env = plainToInstance(Env, config, { exposeDefaultValues: true });
+  const errors = validateSync(env, { skipMissingProperties: false, forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const lines = errors.map((e) => {
+      const value = (config as Record<string, unknown>)[e.property];
+      const problem = value === undefined || value === '' ? 'is missing' : 'is malformed';
+      return `  ${e.property} ${problem}: ${Object.values(e.constraints ?? {}).join('; ')}`;
+    });
+    throw new Error(`Invalid environment:\n${lines.join('\n')}`);
+  }
+  return env;
+}

@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+
+/** Outcome of one provider call, as recorded in `provider_call_duration_seconds`. */
+export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout';
+
+/**
+ * Prometheus metrics (prom-client), served at GET /metrics.
+ * - `http_request_duration_seconds{method,route,status}`: histogram per matched route template.
+ * - `provider_call_duration_seconds{operation,outcome}`: histogram per provider operation.
+ * - `webhook_signature_failures_total`: callbacks refused for a missing or wrong signature.
+ * Each service instance owns its registry, so several apps in one test process do not collide.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  readonly httpRequestDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Gateway HTTP request duration by route template and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly providerCallDuration = new Histogram({
+    name: 'provider_call_duration_seconds',
+    help: 'Upstream provider call duration by operation and outcome.',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly webhookSignatureFailures = new Counter({
+    name: 'webhook_signature_failures_total',
+    help: 'Provider callbacks refused for a missing or invalid signature.',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Records one HTTP request; `route` is the route template (e.g. /v1/customers/:id), never the raw URL. */
+  observeHttpRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpRequestDuration.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  /** Records one provider call by operation name (e.g. `createCustomer`). */
+  observeProviderCall(operation: string, outcome: ProviderCallOutcome, seconds: number): void {
+    this.providerCallDuration.observe({ operation, outcome }, seconds);
+  }
+
+  /** The Prometheus text exposition of every metric. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
