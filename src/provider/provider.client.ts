@@ -1,0 +1,590 @@
+import { randomUUID } from 'node:crypto';
+import axios, { AxiosError, AxiosInstance, AxiosRequestConfig, isAxiosError } from 'axios';
+import axiosRetry from 'axios-retry';
+import { ErrorCode, ProviderError } from '../common/errors';
+import { minorToNumber, normaliseCurrency } from '../common/money';
+import type { ProviderCallOutcome } from '../metrics/metrics.service';
+import {
+  isObject,
+  MalformedAnswerError,
+  maskCardNumbers,
+  toBeneficiary,
+  toCard,
+  toCardCreation,
+  toCardTransaction,
+  toCardTransactionPage,
+  toCardUser,
+  toCollection,
+  toCountryRequirement,
+  toCustomer,
+  toPayout,
+  toSwap,
+  toSwapQuote,
+  toVirtualAccount,
+} from './provider.mappers';
+import type {
+  CardAmountInput,
+  CreateBeneficiaryInput,
+  CreateCardInput,
+  CreateCustomerInput,
+  CreateVirtualAccountInput,
+  FinalizePayoutInput,
+  FinalizeSwapInput,
+  InitializeCollectionInput,
+  InitializePayoutInput,
+  InitializeSwapInput,
+  ListCardTransactionsInput,
+  ProviderBeneficiary,
+  ProviderCallOptions,
+  ProviderCard,
+  ProviderCardCreation,
+  ProviderCardTransaction,
+  ProviderCardTransactionPage,
+  ProviderCardUser,
+  ProviderCollection,
+  ProviderCountryRequirement,
+  ProviderCustomer,
+  ProviderPayout,
+  ProviderSwap,
+  ProviderSwapQuote,
+  ProviderVirtualAccount,
+  RegisterCardUserInput,
+  UpdateCustomerInput,
+} from './provider.models';
+import type {
+  WireCardIdRequest,
+  WireCardTransactionsQuery,
+  WireCreateBeneficiaryRequest,
+  WireCreateCardRequest,
+  WireCreateCustomerRequest,
+  WireCreateVirtualAccountRequest,
+  WireFinalizePayoutRequest,
+  WireFinalizeSwapRequest,
+  WireInitializeCollectionRequest,
+  WireInitializePayoutRequest,
+  WireInitializeSwapRequest,
+  WireRegisterCardUserRequest,
+  WireTopUpCardRequest,
+  WireUpdateCustomerRequest,
+  WireWithdrawFromCardRequest,
+} from './provider.types';
+
+export type { ProviderCallOutcome };
+
+/** A pino-like logger: structured object first, message second. */
+export interface ProviderLogger {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Construction options of `ProviderClient`. */
+export interface ProviderClientOptions {
+  /** Base URL including the version prefix, e.g. `http://127.0.0.1:4010/api/v1`. */
+  baseUrl: string;
+  /** Secret key, sent as `Authorization: Bearer`. Never logged. */
+  apiKey: string;
+  /** Time allowed per attempt for the provider to answer, in milliseconds. */
+  timeoutMs: number;
+  /** One line per call (and a debug line per retry); never headers or bodies. */
+  logger?: ProviderLogger;
+  /** Called once per logical call with its final outcome and total seconds (retries included). */
+  onCall?: (operation: string, outcome: ProviderCallOutcome, seconds: number) => void;
+  /** Retries of reads (GET); writes are retried only when they provably never left. Default 2 × 100 ms base. */
+  retry?: { retries: number; baseDelayMs: number };
+}
+
+type Method = 'GET' | 'POST' | 'PUT';
+type Data = Record<string, unknown>;
+
+interface CallSpec extends ProviderCallOptions {
+  params?: object;
+  /** The answer's `data` may be absent (register-card-user: "Response body: not shown"). */
+  dataOptional?: boolean;
+}
+
+/** Connection failures raised before any byte of the request left: safe to retry even a write. */
+const NEVER_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+const DEFAULT_RETRY = { retries: 2, baseDelayMs: 100 };
+const MAX_MESSAGE_LENGTH = 500;
+const OUTCOME: Partial<Record<ErrorCode, ProviderCallOutcome>> = {
+  [ErrorCode.ProviderRejected]: 'rejected',
+  [ErrorCode.ProviderUnavailable]: 'unavailable',
+  [ErrorCode.ProviderTimeout]: 'timeout',
+};
+const enc = encodeURIComponent;
+
+function errorCode(error: AxiosError): string | undefined {
+  return error.code ?? (error.cause as { code?: string } | undefined)?.code;
+}
+
+/**
+ * Retry rule (DESIGN.md stack: axios-retry). GET: any failure without an answer (network error,
+ * timeout) or a 5xx. POST/PUT: only connection failures before anything was sent, never a
+ * timeout or a 5xx: the provider may have acted on the request.
+ */
+function isRetryable(error: AxiosError): boolean {
+  if (error.code === AxiosError.ERR_CANCELED) return false;
+  if (error.config?.method?.toUpperCase() === 'GET') return !error.response || error.response.status >= 500;
+  return !error.response && NEVER_SENT_CODES.has(errorCode(error) ?? '');
+}
+
+function attemptsOf(config: AxiosRequestConfig | undefined): number {
+  return (config?.['axios-retry']?.retryCount ?? 0) + 1;
+}
+
+/** The provider's own words from an error or `status:false` body, masked and bounded; null if none. */
+function providerMessage(body: unknown): string | null {
+  let parsed = body;
+  if (typeof body === 'string') {
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return null;
+    }
+  }
+  if (!isObject(parsed)) return null;
+  const { message, error } = parsed;
+  const text = Array.isArray(message)
+    ? message.map(String).join('; ')
+    : typeof message === 'string'
+      ? message
+      : typeof error === 'string'
+        ? error
+        : '';
+  return text.trim() ? maskCardNumbers(text.trim()).slice(0, MAX_MESSAGE_LENGTH) : null;
+}
+
+/**
+ * The one door to the provider (provider-api.md; DESIGN.md "src/provider"): one typed method per
+ * operation, normalised inputs and models (`provider.models.ts`), money in minor units.
+ *
+ * Every method throws only `ProviderError` (src/common/errors.ts), never an axios error:
+ * - `provider_rejected` (422): HTTP 4xx (NestJS `{statusCode,message,error}`, `{status:false,message}`
+ *   or any non-JSON body), or HTTP 200 with `status:false`; carries the provider's message.
+ * - `provider_unavailable` (502): HTTP 5xx or 3xx, connection refused or reset, or a 2xx body that
+ *   is not a valid envelope or lacks a field the model needs.
+ * - `provider_timeout` (504): no answer within `timeoutMs`; a write's outcome is then unknown.
+ * Bad inputs (an amount beyond a safe integer, an unknown currency) reject with `ValidationError`
+ * before any request is sent.
+ */
+export class ProviderClient {
+  private readonly http: AxiosInstance;
+  private readonly timeoutMs: number;
+  private readonly logger?: ProviderLogger;
+  private readonly onCall?: ProviderClientOptions['onCall'];
+
+  /** Holds the API key only inside its axios instance's default headers. */
+  constructor(options: ProviderClientOptions) {
+    this.timeoutMs = options.timeoutMs;
+    this.logger = options.logger;
+    this.onCall = options.onCall;
+    this.http = axios.create({
+      baseURL: options.baseUrl,
+      timeout: options.timeoutMs,
+      headers: {
+        Authorization: `Bearer ${options.apiKey}`,
+        accept: 'application/json',
+        'content-type': 'application/json',
+      },
+      responseType: 'text',
+      transformResponse: [(data: unknown) => data],
+      transitional: { clarifyTimeoutError: true, silentJSONParsing: true, forcedJSONParsing: false },
+      maxRedirects: 0,
+      maxContentLength: 5 * 1024 * 1024,
+    });
+    const retry = { ...DEFAULT_RETRY, ...options.retry };
+    axiosRetry(this.http, {
+      retries: retry.retries,
+      shouldResetTimeout: true,
+      retryCondition: isRetryable,
+      retryDelay: (count) => retry.baseDelayMs * 2 ** (count - 1) * (1 + 0.2 * Math.random()),
+      onRetry: (count, error, config) =>
+        options.logger?.debug(
+          {
+            method: config.method?.toUpperCase(),
+            path: config.url,
+            requestId: config.headers?.['x-request-id'],
+            attempt: count + 1,
+            reason: error.response?.status ?? errorCode(error),
+          },
+          'provider call retried',
+        ),
+    });
+  }
+
+  // ---- Customers (provider-api.md "Customers") ----
+
+  /** POST /customers/ → the new customer. */
+  async createCustomer(input: CreateCustomerInput, opts?: ProviderCallOptions): Promise<ProviderCustomer> {
+    const { firstName, lastName, email, phone, countryCode } = input;
+    const body: WireCreateCustomerRequest = { firstName, lastName, email, phone, countryCode };
+    return this.call('createCustomer', 'POST', '/customers/', body, toCustomer, opts);
+  }
+
+  /** PUT /customers/{customerId} (firstName and email required by the provider) → the customer. */
+  async updateCustomer(
+    customerId: string,
+    input: UpdateCustomerInput,
+    opts?: ProviderCallOptions,
+  ): Promise<ProviderCustomer> {
+    const { firstName, email, lastName, phone, countryCode } = input;
+    const body: WireUpdateCustomerRequest = { firstName, email, lastName, phone, countryCode };
+    return this.call('updateCustomer', 'PUT', `/customers/${enc(customerId)}`, body, toCustomer, opts);
+  }
+
+  /** GET /customers/{customerId} → the customer (retried on network errors and 5xx). */
+  async getCustomer(customerId: string, opts?: ProviderCallOptions): Promise<ProviderCustomer> {
+    return this.call('getCustomer', 'GET', `/customers/${enc(customerId)}`, undefined, toCustomer, opts);
+  }
+
+  // ---- Collections (provider-api.md "Collections") ----
+
+  /** POST /wallets/collections/initialize; sends `amountMinor` as minor units, reads the major-unit answer. */
+  async initializeCollection(
+    input: InitializeCollectionInput,
+    opts?: ProviderCallOptions,
+  ): Promise<ProviderCollection> {
+    const body: WireInitializeCollectionRequest = {
+      country: input.country.toUpperCase(),
+      currency: normaliseCurrency(input.currency),
+      customerEmail: input.customerEmail,
+      amount: minorToNumber(input.amountMinor),
+      reference: input.reference,
+      description: input.description,
+      payload: { type: input.bank, accountName: input.accountName },
+    };
+    return this.call('initializeCollection', 'POST', '/wallets/collections/initialize', body, toCollection, opts);
+  }
+
+  // ---- Beneficiaries and payouts (provider-api.md "Beneficiaries and payouts") ----
+
+  /** POST /beneficiaries → the beneficiary (`success`). */
+  async createBeneficiary(input: CreateBeneficiaryInput, opts?: ProviderCallOptions): Promise<ProviderBeneficiary> {
+    const body: WireCreateBeneficiaryRequest = {
+      currency: normaliseCurrency(input.currency),
+      reference: input.reference,
+      country: input.country.toUpperCase(),
+      callbackUrl: input.callbackUrl,
+      destination: input.destination,
+      customerEmail: input.customerEmail,
+    };
+    return this.call('createBeneficiary', 'POST', '/beneficiaries', body, toBeneficiary, opts);
+  }
+
+  /** GET /wallets/payout/supported-countries/{countryCode} → the destination fields the country needs. */
+  async getSupportedCountry(countryCode: string, opts?: ProviderCallOptions): Promise<ProviderCountryRequirement> {
+    const path = `/wallets/payout/supported-countries/${enc(countryCode.toUpperCase())}`;
+    return this.call('getSupportedCountry', 'GET', path, undefined, toCountryRequirement, opts);
+  }
+
+  /** POST /wallets/payout/initialize; `amount` sent in minor units → the payout (`initiated`). */
+  async initializePayout(input: InitializePayoutInput, opts?: ProviderCallOptions): Promise<ProviderPayout> {
+    const sourceCurrency = normaliseCurrency(input.sourceCurrency);
+    const body: WireInitializePayoutRequest = {
+      amount: minorToNumber(input.amountMinor),
+      reference: input.reference,
+      customerEmail: input.customerEmail,
+      description: input.description,
+      beneficiaryId: input.beneficiaryId,
+      sourceWalletCurrency: sourceCurrency,
+      callbackUrl: input.callbackUrl,
+    };
+    return this.call(
+      'initializePayout',
+      'POST',
+      '/wallets/payout/initialize',
+      body,
+      (d) => toPayout(d, sourceCurrency),
+      opts,
+    );
+  }
+
+  /** POST /wallets/payout/finalize → the payout (`pending`), money read in `sourceCurrency`. */
+  async finalizePayout(input: FinalizePayoutInput, opts?: ProviderCallOptions): Promise<ProviderPayout> {
+    const sourceCurrency = normaliseCurrency(input.sourceCurrency);
+    const body: WireFinalizePayoutRequest = { transactionId: input.transactionId };
+    return this.call(
+      'finalizePayout',
+      'POST',
+      '/wallets/payout/finalize',
+      body,
+      (d) => toPayout(d, sourceCurrency),
+      opts,
+    );
+  }
+
+  /** GET /transactions/{transactionId} (upper-case codes, major string money) → normalised payout. */
+  async getTransaction(transactionId: string, opts?: ProviderCallOptions): Promise<ProviderPayout> {
+    return this.call(
+      'getTransaction',
+      'GET',
+      `/transactions/${enc(transactionId)}`,
+      undefined,
+      (d) => toPayout(d),
+      opts,
+    );
+  }
+
+  // ---- Swaps (provider-api.md "Swaps") ----
+
+  /** POST /wallets/initialize-swap; `amount` sent in minor units of the source → a quote. */
+  async initializeSwap(input: InitializeSwapInput, opts?: ProviderCallOptions): Promise<ProviderSwapQuote> {
+    const body: WireInitializeSwapRequest = {
+      sourceCurrency: normaliseCurrency(input.sourceCurrency),
+      amount: minorToNumber(input.amountMinor),
+      targetCurrency: normaliseCurrency(input.targetCurrency),
+    };
+    return this.call('initializeSwap', 'POST', '/wallets/initialize-swap', body, toSwapQuote, opts);
+  }
+
+  /** POST /wallets/finalize-swap → the swap transaction (`success`). */
+  async finalizeSwap(input: FinalizeSwapInput, opts?: ProviderCallOptions): Promise<ProviderSwap> {
+    const sourceCurrency = normaliseCurrency(input.sourceCurrency);
+    const body: WireFinalizeSwapRequest = { quoteId: input.quoteId };
+    return this.call('finalizeSwap', 'POST', '/wallets/finalize-swap', body, (d) => toSwap(d, sourceCurrency), opts);
+  }
+
+  // ---- Virtual accounts (provider-api.md "Virtual accounts") ----
+
+  /** POST /virtual-accounts → the account (`active`). */
+  async createVirtualAccount(
+    input: CreateVirtualAccountInput,
+    opts?: ProviderCallOptions,
+  ): Promise<ProviderVirtualAccount> {
+    const { firstName, lastName, bvn, dateOfBirth, customerEmail, reference, bank, phoneNumber } = input;
+    const body: WireCreateVirtualAccountRequest = {
+      firstName,
+      lastName,
+      bvn,
+      dateOfBirth,
+      customerEmail,
+      reference,
+      bank,
+      phoneNumber,
+    };
+    return this.call('createVirtualAccount', 'POST', '/virtual-accounts', body, toVirtualAccount, opts);
+  }
+
+  // ---- Virtual cards (provider-api.md "Virtual cards") ----
+
+  /** POST /virtualcards/registercarduser (KYC) → whatever the provider answers (body "not shown"). */
+  async registerCardUser(input: RegisterCardUserInput, opts?: ProviderCallOptions): Promise<ProviderCardUser> {
+    const body: WireRegisterCardUserRequest = { ...input };
+    return this.call('registerCardUser', 'POST', '/virtualcards/registercarduser', body, toCardUser, {
+      ...opts,
+      dataOptional: true,
+    });
+  }
+
+  /** POST /virtualcards/create; `amount` sent in cents → the creation record (`pending`). */
+  async createCard(input: CreateCardInput, opts?: ProviderCallOptions): Promise<ProviderCardCreation> {
+    const body: WireCreateCardRequest = {
+      customerEmail: input.customerEmail,
+      cardBrand: input.cardBrand,
+      cardType: input.cardType,
+      reference: input.reference,
+      amount: minorToNumber(input.amountMinor),
+      firstName: input.firstName,
+      lastName: input.lastName,
+    };
+    return this.call('createCard', 'POST', '/virtualcards/create', body, toCardCreation, opts);
+  }
+
+  /** POST /virtualcards/freeze → the card (`frozen`), without number or CVV. */
+  async freezeCard(cardId: string, opts?: ProviderCallOptions): Promise<ProviderCard> {
+    return this.cardAction('freezeCard', 'freeze', cardId, opts);
+  }
+
+  /** POST /virtualcards/unfreeze → the card (`active`), without number or CVV. */
+  async unfreezeCard(cardId: string, opts?: ProviderCallOptions): Promise<ProviderCard> {
+    return this.cardAction('unfreezeCard', 'unfreeze', cardId, opts);
+  }
+
+  /** POST /virtualcards/terminate → the card (`terminated`), without number or CVV. */
+  async terminateCard(cardId: string, opts?: ProviderCallOptions): Promise<ProviderCard> {
+    return this.cardAction('terminateCard', 'terminate', cardId, opts);
+  }
+
+  /** POST /virtualcards/topup; `amount` sent in cents → the card transaction (`pending`). */
+  async topUpCard(input: CardAmountInput, opts?: ProviderCallOptions): Promise<ProviderCardTransaction> {
+    const body: WireTopUpCardRequest = {
+      amount: minorToNumber(input.amountMinor),
+      cardId: input.cardId,
+      reference: input.reference,
+    };
+    return this.call('topUpCard', 'POST', '/virtualcards/topup', body, toCardTransaction, opts);
+  }
+
+  /** POST /virtualcards/withdraw; `amount` (int32) sent in cents → the card transaction (`pending`). */
+  async withdrawFromCard(input: CardAmountInput, opts?: ProviderCallOptions): Promise<ProviderCardTransaction> {
+    const body: WireWithdrawFromCardRequest = {
+      amount: minorToNumber(input.amountMinor),
+      cardId: input.cardId,
+      reference: input.reference,
+    };
+    return this.call('withdrawFromCard', 'POST', '/virtualcards/withdraw', body, toCardTransaction, opts);
+  }
+
+  /** GET /virtualcards/cards/{cardId}/transactions?order&page&take → one page of card transactions. */
+  async listCardTransactions(
+    cardId: string,
+    input: ListCardTransactionsInput = {},
+    opts?: ProviderCallOptions,
+  ): Promise<ProviderCardTransactionPage> {
+    const params: WireCardTransactionsQuery = {
+      order: input.order,
+      page: input.page,
+      take: input.take === undefined ? undefined : String(input.take),
+    };
+    const path = `/virtualcards/cards/${enc(cardId)}/transactions`;
+    return this.call('listCardTransactions', 'GET', path, undefined, toCardTransactionPage, { ...opts, params });
+  }
+
+  private async cardAction(
+    operation: string,
+    action: string,
+    cardId: string,
+    opts?: ProviderCallOptions,
+  ): Promise<ProviderCard> {
+    const body: WireCardIdRequest = { cardId };
+    return this.call(operation, 'POST', `/virtualcards/${action}`, body, toCard, opts);
+  }
+
+  /**
+   * One provider call: request (with retries per `isRetryable`), envelope unwrap, mapping,
+   * error mapping, one log line and one `onCall`.
+   */
+  private async call<T>(
+    operation: string,
+    method: Method,
+    path: string,
+    body: object | undefined,
+    map: (data: Data) => T,
+    spec: CallSpec = {},
+  ): Promise<T> {
+    const requestId = spec.requestId ?? randomUUID();
+    const started = performance.now();
+    let status: number | undefined;
+    let attempts = 1;
+    let result: T;
+    try {
+      const response = await this.http.request<string>({
+        method,
+        url: path,
+        data: body,
+        params: spec.params,
+        headers: { 'x-request-id': requestId },
+      });
+      status = response.status;
+      attempts = attemptsOf(response.config);
+      result = map(this.unwrap(operation, status, response.data, spec.dataOptional ?? false));
+    } catch (error) {
+      if (isAxiosError(error)) {
+        status = error.response?.status;
+        attempts = attemptsOf(error.config);
+      }
+      const failure = this.toProviderError(operation, error, status);
+      this.finish({ operation, method, path, requestId, status: status ?? null, attempt: attempts }, started, failure);
+      throw failure;
+    }
+    this.finish({ operation, method, path, requestId, status, attempt: attempts }, started);
+    return result;
+  }
+
+  /** Checks the `{status, message, data}` envelope and returns `data`. */
+  private unwrap(operation: string, status: number, text: unknown, dataOptional: boolean): Data {
+    let body: unknown;
+    try {
+      body = typeof text === 'string' ? JSON.parse(text) : text;
+    } catch {
+      throw new MalformedAnswerError('the body is not JSON');
+    }
+    if (!isObject(body) || typeof body.status !== 'boolean')
+      throw new MalformedAnswerError('the body is not a {status, message, data} envelope');
+    if (body.status === false) {
+      throw new ProviderError(
+        ErrorCode.ProviderRejected,
+        providerMessage(body) ?? 'The provider refused the request.',
+        operation,
+        status,
+      );
+    }
+    if ((body.data === undefined || body.data === null) && dataOptional) return {};
+    if (!isObject(body.data)) throw new MalformedAnswerError('`data` is missing or not an object');
+    return body.data;
+  }
+
+  private toProviderError(operation: string, error: unknown, status: number | undefined): ProviderError {
+    if (error instanceof ProviderError) return error;
+    if (error instanceof MalformedAnswerError) {
+      return new ProviderError(
+        ErrorCode.ProviderUnavailable,
+        `The provider's answer is malformed: ${error.message}.`,
+        operation,
+        status,
+      );
+    }
+    if (!isAxiosError(error))
+      return new ProviderError(
+        ErrorCode.ProviderUnavailable,
+        'The provider call failed unexpectedly.',
+        operation,
+        status,
+      );
+    const response = error.response;
+    if (response && response.status >= 400 && response.status < 500) {
+      const message = providerMessage(response.data) ?? `The provider refused the request (HTTP ${response.status}).`;
+      return new ProviderError(ErrorCode.ProviderRejected, message, operation, response.status);
+    }
+    if (response)
+      return new ProviderError(
+        ErrorCode.ProviderUnavailable,
+        `The provider answered HTTP ${response.status}.`,
+        operation,
+        response.status,
+      );
+    const code = errorCode(error);
+    if (code === 'ETIMEDOUT' || code === 'ECONNABORTED') {
+      return new ProviderError(
+        ErrorCode.ProviderTimeout,
+        `The provider did not answer within ${this.timeoutMs} ms.`,
+        operation,
+      );
+    }
+    return new ProviderError(
+      ErrorCode.ProviderUnavailable,
+      `The provider could not be reached (${code ?? 'network error'}).`,
+      operation,
+    );
+  }
+
+  /** The call's one log line (no headers, no bodies) and its `onCall`. */
+  private finish(
+    line: {
+      operation: string;
+      method: Method;
+      path: string;
+      requestId: string;
+      status: number | null;
+      attempt: number;
+    },
+    started: number,
+    failure?: ProviderError,
+  ): void {
+    const durationMs = Math.round((performance.now() - started) * 10) / 10;
+    const outcome: ProviderCallOutcome = failure ? (OUTCOME[failure.code] ?? 'unavailable') : 'ok';
+    const { logger, onCall } = this;
+    const level = outcome === 'ok' ? 'info' : outcome === 'rejected' ? 'warn' : 'error';
+    logger?.[level](
+      { ...line, durationMs, outcome, ...(failure && { error: failure.message }) },
+      `provider ${line.operation} ${outcome}`,
+    );
+    try {
+      onCall?.(line.operation, outcome, durationMs / 1000);
+    } catch (error) {
+      logger?.warn({ operation: line.operation, error: (error as Error).message }, 'provider onCall hook failed');
+    }
+  }
+}

@@ -1,0 +1,512 @@
+/**
+ * Wire → model mappers and the provider's unit rules (provider-webhooks.md "Other documented
+ * rules"): amounts SENT are minor units; collection, payout, card-transaction and swap answers
+ * carry MAJOR units in `amount`/`fees` and MINOR units in `centAmount`/`centFees` (preferred when
+ * present); get-transaction writes money as major strings and codes in upper case.
+ * A mapper that meets a missing or unreadable field throws `MalformedAnswerError`, which the
+ * client turns into `provider_unavailable`.
+ */
+import { normaliseCurrency, parseMinorUnits, parseRate, Rounding, toMinorUnits } from '../common/money';
+import type {
+  ProviderBeneficiary,
+  ProviderCard,
+  ProviderCardCreation,
+  ProviderCardTransaction,
+  ProviderCardTransactionPage,
+  ProviderCardUser,
+  ProviderCollection,
+  ProviderCountryRequirement,
+  ProviderCustomer,
+  ProviderDestination,
+  ProviderDestinationField,
+  ProviderPageMeta,
+  ProviderPayout,
+  ProviderRecord,
+  ProviderSwap,
+  ProviderSwapQuote,
+  ProviderVirtualAccount,
+} from './provider.models';
+import type {
+  WireBeneficiary,
+  WireCardCreation,
+  WireCardTransaction,
+  WireCardTransactionList,
+  WireCollection,
+  WireCountryRequirement,
+  WireCustomer,
+  WireFieldDescriptor,
+  WireMoney,
+  WirePageMeta,
+  WirePayoutTransaction,
+  WireRecord,
+  WireSwapQuote,
+  WireSwapTransaction,
+  WireVirtualAccount,
+  WireVirtualCard,
+} from './provider.types';
+
+type Data = Record<string, unknown>;
+
+/** The provider answered 200 with a body the gateway cannot read. Internal to `src/provider`. */
+export class MalformedAnswerError extends Error {}
+
+/** The currency of virtual cards, whose records do not name one (provider-api.md "Virtual card"). */
+export const CARD_CURRENCY = 'USD';
+
+/**
+ * Unit of `amount` in card events (`virtualcard.topup.*`, `virtualcard.withdrawal.*`,
+ * `virtualcard.transaction.*`). Undocumented (provider-webhooks.md "Event names"): the one
+ * setting to change. `major` (dollars) matches the `amount` of card-transaction records.
+ */
+export const CARD_EVENT_AMOUNT_UNIT: 'major' | 'minor' = 'major';
+
+/**
+ * A card event's `amount` → USD minor units, per `CARD_EVENT_AMOUNT_UNIT`:
+ * major: 25.5 → 2550n; minor: 2550 → 2550n.
+ * @throws ValidationError for a malformed value (or sub-cent digits in major mode).
+ */
+export function cardEventAmountToMinor(value: WireMoney, unit: 'major' | 'minor' = CARD_EVENT_AMOUNT_UNIT): bigint {
+  return unit === 'major' ? toMinorUnits(value, CARD_CURRENCY) : parseMinorUnits(value);
+}
+
+const CARD_SECRET_KEYS = new Set(['cardnumber', 'cvv2', 'cvv', 'pan']);
+
+/**
+ * Deep copy of `value` without card secrets: every key named `cardNumber`, `cvv2`, `cvv` or `pan`
+ * (any case, `_`/`-` ignored) is removed at any depth, in objects and arrays. Input is not changed.
+ */
+export function stripCardSecrets<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((item) => stripCardSecrets(item)) as T;
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  const out: Data = {};
+  for (const [key, item] of Object.entries(value as Data)) {
+    if (!CARD_SECRET_KEYS.has(key.toLowerCase().replace(/[_-]/g, ''))) out[key] = stripCardSecrets(item);
+  }
+  return out as T;
+}
+
+/** Replaces anything that looks like a card number (12–19 digits, spaces or dashes allowed) in free text. */
+export function maskCardNumbers(text: string): string {
+  return text.replace(/\b\d(?:[ -]?\d){11,18}\b/g, '[REDACTED]');
+}
+
+/** Typed, checked reads of one `data` object; field names are checked against the wire type `T`. */
+class Fields<T> {
+  constructor(
+    private readonly data: Data,
+    private readonly at = '',
+  ) {}
+
+  private fail(key: string, problem: string): never {
+    throw new MalformedAnswerError(`${this.at}${key} ${problem}`);
+  }
+
+  private get(key: keyof T & string): unknown {
+    const value = this.data[key];
+    return value === null ? undefined : value;
+  }
+
+  has(key: keyof T & string): boolean {
+    return this.get(key) !== undefined;
+  }
+
+  optStr(key: keyof T & string): string | null {
+    const value = this.get(key);
+    if (value === undefined) return null;
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+    return this.fail(key, 'is not a string');
+  }
+
+  str(key: keyof T & string): string {
+    return this.optStr(key) ?? this.fail(key, 'is missing');
+  }
+
+  /** Lower-case code (status, type, action, method). */
+  optCode(key: keyof T & string): string | null {
+    return this.optStr(key)?.toLowerCase() ?? null;
+  }
+
+  code(key: keyof T & string): string {
+    return this.str(key).toLowerCase();
+  }
+
+  bool(key: keyof T & string, fallback?: boolean): boolean {
+    const value = this.get(key);
+    if (typeof value === 'boolean') return value;
+    return value === undefined && fallback !== undefined ? fallback : this.fail(key, 'is not a boolean');
+  }
+
+  optInt(key: keyof T & string): number | null {
+    const value = this.get(key);
+    if (value === undefined) return null;
+    const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    return Number.isSafeInteger(n) ? (n as number) : this.fail(key, 'is not an integer');
+  }
+
+  int(key: keyof T & string): number {
+    return this.optInt(key) ?? this.fail(key, 'is missing');
+  }
+
+  optDate(key: keyof T & string): Date | null {
+    const text = this.optStr(key);
+    if (text === null) return null;
+    const date = new Date(text);
+    return Number.isNaN(date.getTime()) ? this.fail(key, 'is not a timestamp') : date;
+  }
+
+  date(key: keyof T & string): Date {
+    return this.optDate(key) ?? this.fail(key, 'is missing');
+  }
+
+  optCurrency(key: keyof T & string): string | null {
+    const text = this.optStr(key);
+    return text === null ? null : this.guard(key, () => normaliseCurrency(text));
+  }
+
+  currency(key: keyof T & string): string {
+    return this.optCurrency(key) ?? this.fail(key, 'is missing');
+  }
+
+  /** A MAJOR-unit money field of `currency` → minor units. */
+  optMajor(key: keyof T & string, currency: string, rounding: Rounding): bigint | null {
+    const value = this.money(key);
+    return value === null ? null : this.guard(key, () => toMinorUnits(value, currency, rounding));
+  }
+
+  major(key: keyof T & string, currency: string, rounding: Rounding): bigint {
+    return this.optMajor(key, currency, rounding) ?? this.fail(key, 'is missing');
+  }
+
+  /** The MINOR-unit field when present (`centAmount`), else the MAJOR-unit one (`amount`). */
+  minorOrMajor(minorKey: keyof T & string, majorKey: keyof T & string, currency: string, rounding: Rounding): bigint {
+    const minor = this.money(minorKey);
+    if (minor !== null) return this.guard(minorKey, () => parseMinorUnits(minor, rounding));
+    return this.major(majorKey, currency, rounding);
+  }
+
+  optRate(key: keyof T & string): string | null {
+    const value = this.money(key);
+    return value === null ? null : this.guard(key, () => parseRate(value));
+  }
+
+  optObject(key: keyof T & string): Data | null {
+    const value = this.get(key);
+    if (value === undefined) return null;
+    return isObject(value) ? value : this.fail(key, 'is not an object');
+  }
+
+  object(key: keyof T & string): Data {
+    return this.optObject(key) ?? this.fail(key, 'is missing');
+  }
+
+  /** Reader of a nested object, naming the path in errors. */
+  nested<U>(key: keyof T & string): Fields<U> {
+    return new Fields<U>(this.object(key), `${this.at}${key}.`);
+  }
+
+  private money(key: keyof T & string): WireMoney | null {
+    const value = this.get(key);
+    if (value === undefined) return null;
+    return typeof value === 'number' || typeof value === 'string' ? value : this.fail(key, 'is not a number or string');
+  }
+
+  private guard<R>(key: string, read: () => R): R {
+    try {
+      return read();
+    } catch (error) {
+      return this.fail(key, `is invalid (${(error as Error).message})`);
+    }
+  }
+}
+
+/** True for a plain JSON object (not null, not an array). */
+export function isObject(value: unknown): value is Data {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function base(data: Data, f: Fields<WireRecord>): ProviderRecord {
+  return {
+    id: f.str('id'),
+    createdAt: f.optDate('createdAt'),
+    updatedAt: f.optDate('updatedAt'),
+    raw: stripCardSecrets(data),
+  };
+}
+
+/** Customer (provider-api.md "Customer"): `blacklist` → `blacklisted`. */
+export function toCustomer(data: Data): ProviderCustomer {
+  const f = new Fields<WireCustomer>(data);
+  return {
+    ...base(data, f),
+    email: f.str('email'),
+    firstName: f.optStr('firstName'),
+    lastName: f.optStr('lastName'),
+    phone: f.optStr('phone'),
+    countryCode: f.optStr('countryCode'),
+    blacklisted: f.bool('blacklist', false),
+  };
+}
+
+/** Collection (provider-api.md "Collection"): `amount`/`fees` are MAJOR units. */
+export function toCollection(data: Data): ProviderCollection {
+  const f = new Fields<WireCollection>(data);
+  const currency = f.currency('currency');
+  return {
+    ...base(data, f),
+    reference: f.str('reference'),
+    status: f.code('status'),
+    currency,
+    amountMinor: f.major('amount', currency, 'reject'),
+    feeMinor: f.optMajor('fees', currency, 'half-even') ?? 0n,
+    accountName: f.optStr('accountName'),
+    accountNumber: f.str('accountNumber'),
+    bankName: f.optStr('bankName'),
+    customerId: f.optStr('customerId'),
+    description: f.optStr('description'),
+    expiresAt: f.date('expiryDate'),
+    expiryInSeconds: f.optInt('expiryInSeconds'),
+  };
+}
+
+function toDestination(value: Data, at: string): ProviderDestination {
+  const entries = Object.entries(value).map(([key, item]) => {
+    if (typeof item !== 'string' && typeof item !== 'number')
+      throw new MalformedAnswerError(`${at}.${key} is not a string`);
+    return [key, String(item)] as const;
+  });
+  const destination = Object.fromEntries(entries) as ProviderDestination;
+  if (!destination.type) throw new MalformedAnswerError(`${at}.type is missing`);
+  return destination;
+}
+
+/** Beneficiary (provider-api.md "Beneficiary"). */
+export function toBeneficiary(data: Data): ProviderBeneficiary {
+  const f = new Fields<WireBeneficiary>(data);
+  return {
+    ...base(data, f),
+    reference: f.str('reference'),
+    status: f.code('status'),
+    currency: f.currency('currency'),
+    country: f.str('country').toUpperCase(),
+    destination: toDestination(f.object('destination'), 'destination'),
+  };
+}
+
+/** Country requirement (provider-api.md "Country requirement"). */
+export function toCountryRequirement(data: Data): ProviderCountryRequirement {
+  const f = new Fields<WireCountryRequirement>(data);
+  const destinations: Record<string, ProviderDestinationField[]> = {};
+  for (const [type, list] of Object.entries(f.object('destination'))) {
+    if (!Array.isArray(list)) throw new MalformedAnswerError(`destination.${type} is not an array`);
+    destinations[type] = list.map((item, i) => {
+      if (!isObject(item)) throw new MalformedAnswerError(`destination.${type}[${i}] is not an object`);
+      const d = new Fields<WireFieldDescriptor>(item, `destination.${type}[${i}].`);
+      const field: ProviderDestinationField = {
+        name: d.str('name'),
+        type: d.str('type'),
+        required: d.bool('required', false),
+      };
+      const constant = d.optStr('const');
+      const pattern = d.optStr('pattern');
+      if (constant !== null) field.const = constant;
+      if (Array.isArray(item.enum)) field.enum = item.enum.map(String);
+      if (pattern !== null) field.pattern = pattern;
+      return field;
+    });
+  }
+  return {
+    code: f.str('code').toUpperCase(),
+    name: f.str('name'),
+    flag: f.optStr('flag'),
+    dialCode: f.optStr('dialCode'),
+    destinations,
+    raw: stripCardSecrets(data),
+  };
+}
+
+/**
+ * Payout transaction (provider-api.md "Payout transaction") from initialize, finalize or
+ * get-transaction. `walletCurrency` is used when the answer has no `currency` (initialize, finalize).
+ */
+export function toPayout(data: Data, walletCurrency?: string): ProviderPayout {
+  const f = new Fields<WirePayoutTransaction>(data);
+  const currency =
+    f.optCurrency('currency') ?? (walletCurrency ? normaliseCurrency(walletCurrency) : f.currency('currency'));
+  const payoutCurrency = f.optCurrency('payoutCurrency');
+  const beneficiary = data.beneficiary;
+  return {
+    ...base(data, f),
+    reference: f.str('reference'),
+    status: f.code('status'),
+    type: f.code('type'),
+    action: f.code('action'),
+    channel: f.optCode('channel'),
+    description: f.optStr('description'),
+    currency,
+    amountMinor: f.minorOrMajor('centAmount', 'amount', currency, 'reject'),
+    feeMinor: f.has('centFees') || f.has('fees') ? f.minorOrMajor('centFees', 'fees', currency, 'half-even') : 0n,
+    spotPrice: f.optRate('spotPrice'),
+    exchangeRate: f.optRate('exchangeRate'),
+    beneficiaryId:
+      typeof beneficiary === 'string'
+        ? beneficiary
+        : isObject(beneficiary) && typeof beneficiary.id === 'string'
+          ? beneficiary.id
+          : null,
+    beneficiaryDetails: isObject(beneficiary) ? stripCardSecrets(beneficiary) : null,
+    payoutAmountMinor: payoutCurrency ? f.optMajor('payoutAmount', payoutCurrency, 'half-even') : null,
+    payoutCurrency,
+    balanceBeforeMinor: f.optMajor('balanceBefore', currency, 'half-even'),
+    balanceAfterMinor: f.optMajor('balanceAfter', currency, 'half-even'),
+    customerId: f.optStr('customerId'),
+    companyId: f.optStr('companyId'),
+  };
+}
+
+/** Swap quote (provider-api.md "Swap quote"): amounts are MAJOR decimal strings. */
+export function toSwapQuote(data: Data): ProviderSwapQuote {
+  const f = new Fields<WireSwapQuote>(data);
+  const sourceCurrency = f.currency('sourceCurrency');
+  const targetCurrency = f.currency('targetCurrency');
+  const rate = f.nested<WireSwapQuote['conversionRate']>('conversionRate');
+  return {
+    ...base(data, f),
+    sourceCurrency,
+    targetCurrency,
+    sourceAmountMinor: f.major('sourceAmount', sourceCurrency, 'reject'),
+    targetAmountMinor: f.major('targetAmount', targetCurrency, 'half-even'),
+    feeMinor: f.optMajor('fee', sourceCurrency, 'half-even') ?? 0n,
+    rate: rate.optRate('amount') ?? failMissing('conversionRate.amount'),
+    rateCurrency: rate.optCurrency('currency'),
+    expiresAt: f.date('expiration'),
+    expiresInSeconds: f.optInt('expirationInSec'),
+  };
+}
+
+/** Swap transaction (provider-api.md "Swap transaction"), money in `sourceCurrency`. */
+export function toSwap(data: Data, sourceCurrency: string): ProviderSwap {
+  const f = new Fields<WireSwapTransaction>(data);
+  const currency = normaliseCurrency(sourceCurrency);
+  return {
+    ...base(data, f),
+    reference: f.str('reference'),
+    status: f.code('status'),
+    type: f.code('type'),
+    action: f.code('action'),
+    channel: f.optCode('channel'),
+    description: f.optStr('description'),
+    currency,
+    amountMinor: f.minorOrMajor('centAmount', 'amount', currency, 'reject'),
+    feeMinor: f.has('centFees') || f.has('fees') ? f.minorOrMajor('centFees', 'fees', currency, 'half-even') : 0n,
+    balanceAfterMinor: f.optMajor('balanceAfter', currency, 'half-even'),
+    spotPrice: f.optRate('spotPrice'),
+  };
+}
+
+/** Virtual account (provider-api.md "Virtual account"): lower-case `currency` → upper-case. */
+export function toVirtualAccount(data: Data): ProviderVirtualAccount {
+  const f = new Fields<WireVirtualAccount>(data);
+  return {
+    ...base(data, f),
+    reference: f.str('reference'),
+    status: f.code('status'),
+    currency: f.currency('currency'),
+    bank: f.code('bank'),
+    bankName: f.optStr('bankName'),
+    accountName: f.str('accountName'),
+    accountNumber: f.str('accountNumber'),
+    customerId: f.optStr('customerId'),
+  };
+}
+
+/** Register-card-user answer ("not shown"): any `id` and `status` it carries. */
+export function toCardUser(data: Data): ProviderCardUser {
+  const f = new Fields<{ id: string; status: string }>(data);
+  return { id: f.optStr('id'), status: f.optCode('status'), raw: stripCardSecrets(data) };
+}
+
+/** Card-creation record (provider-api.md "Virtual card", creation response). */
+export function toCardCreation(data: Data): ProviderCardCreation {
+  const f = new Fields<WireCardCreation>(data);
+  return {
+    ...base(data, f),
+    reference: f.str('reference'),
+    createdStatus: f.code('createdStatus'),
+    cardType: f.optCode('cardType'),
+    brand: f.optCode('cardBrand'),
+    cardUserId: f.optStr('cardUserId'),
+    customerId: f.optStr('customerId'),
+  };
+}
+
+/** Full card record → `ProviderCard`, dropping `cardNumber` and `cvv2` (last4 falls back to the number's tail). */
+export function toCard(data: Data): ProviderCard {
+  const f = new Fields<WireVirtualCard>(data);
+  const last4 = f.optStr('last4') ?? f.optStr('cardNumber')?.replace(/\D/g, '').slice(-4) ?? failMissing('last4');
+  return {
+    ...base(data, f),
+    reference: f.optStr('reference'),
+    status: f.code('status'),
+    createdStatus: f.optCode('createdStatus'),
+    last4,
+    brand: f.optCode('cardBrand'),
+    cardType: f.optCode('cardType'),
+    cardName: f.optStr('cardName'),
+    expiresAt: f.optDate('expiry'),
+    validThru: f.optStr('valid'),
+    balanceMinor: f.optMajor('balance', CARD_CURRENCY, 'half-even') ?? 0n,
+    currency: CARD_CURRENCY,
+    customerId: f.optStr('customerId'),
+    customerEmail: f.optStr('customerEmail'),
+    billingAddress: f.optObject('billingAddress'),
+  };
+}
+
+/** Card transaction (provider-api.md "Card transaction"): `centAmount` minor, else `amount` major. */
+export function toCardTransaction(data: Data): ProviderCardTransaction {
+  const f = new Fields<WireCardTransaction>(data);
+  const currency = f.optCurrency('currency') ?? CARD_CURRENCY;
+  return {
+    ...base(data, f),
+    reference: f.str('reference'),
+    cardId: f.str('cardId'),
+    status: f.code('status'),
+    type: f.code('type'),
+    method: f.optCode('method'),
+    narrative: f.optStr('narrative'),
+    currency,
+    amountMinor: f.minorOrMajor('centAmount', 'amount', currency, 'reject'),
+  };
+}
+
+function toPageMeta(data: Data): ProviderPageMeta {
+  const f = new Fields<WirePageMeta>(data, 'meta.');
+  return {
+    page: f.int('page'),
+    take: f.int('take'),
+    itemCount: f.int('itemCount'),
+    pageCount: f.int('pageCount'),
+    hasPreviousPage: f.bool('hasPreviousPage', false),
+    hasNextPage: f.bool('hasNextPage', false),
+  };
+}
+
+/** Card transaction listing: `{cardTransactions, meta}`. */
+export function toCardTransactionPage(data: Data): ProviderCardTransactionPage {
+  const f = new Fields<WireCardTransactionList>(data);
+  const list = data.cardTransactions;
+  if (!Array.isArray(list)) throw new MalformedAnswerError('cardTransactions is not an array');
+  return {
+    transactions: list.map((item, i) => {
+      if (!isObject(item)) throw new MalformedAnswerError(`cardTransactions[${i}] is not an object`);
+      return toCardTransaction(item);
+    }),
+    meta: toPageMeta(f.object('meta')),
+    raw: stripCardSecrets(data),
+  };
+}
+
+function failMissing(key: string): never {
+  throw new MalformedAnswerError(`${key} is missing`);
+}

@@ -1,0 +1,413 @@
+/**
+ * The NORMALISED provider types the rest of the gateway sees (STYLE.md "Ours, on top": the
+ * provider's quirks stop in `src/provider`). Everywhere here:
+ * - money is `bigint` minor units (`…Minor`), never a float; currency codes are upper-case;
+ * - statuses, types and actions are lower-case; timestamps are `Date`;
+ * - exchange rates and spot prices are exact decimal strings (stored as Prisma `Decimal`);
+ * - `raw` is the provider's `data` object as answered, for storage, with card secrets removed
+ *   (`stripCardSecrets`): a full card number or CVV never reaches a model (DESIGN.md "Security rules").
+ * Fields the gateway needs for money or state (ids, references, statuses, amounts, currencies,
+ * expiries) are required: an answer without them is malformed (`provider_unavailable`).
+ * Descriptive fields the doc does not promise are `null` when absent.
+ */
+
+/** Fields every provider record carries. */
+export interface ProviderRecord {
+  /** The provider's id; kept locally as `providerId`. Never validated as a UUID. */
+  id: string;
+  createdAt: Date | null;
+  updatedAt: Date | null;
+  /** The provider's `data` object minus card secrets, for storage. */
+  raw: Record<string, unknown>;
+}
+
+/** Per-call options accepted by every `ProviderClient` method. */
+export interface ProviderCallOptions {
+  /** Sent as `x-request-id` (the same on every retry); a random UUID when absent. */
+  requestId?: string;
+}
+
+/** Page meta of a provider listing (provider-api.md "Page meta"). */
+export interface ProviderPageMeta {
+  page: number;
+  take: number;
+  itemCount: number;
+  pageCount: number;
+  hasPreviousPage: boolean;
+  hasNextPage: boolean;
+}
+
+// ---- Customers ----
+
+/** Input of `createCustomer`. */
+export interface CreateCustomerInput {
+  firstName: string;
+  lastName: string;
+  email: string;
+  phone: string;
+  /** Dialling code, e.g. `+234`. */
+  countryCode: string;
+}
+
+/** Input of `updateCustomer`: the provider's PUT needs firstName and email. */
+export interface UpdateCustomerInput {
+  firstName: string;
+  email: string;
+  lastName?: string;
+  phone?: string;
+  countryCode?: string;
+}
+
+/** A customer at the provider. */
+export interface ProviderCustomer extends ProviderRecord {
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  phone: string | null;
+  countryCode: string | null;
+  /** The provider's `blacklist` flag. */
+  blacklisted: boolean;
+}
+
+// ---- Collections ----
+
+/** Input of `initializeCollection`. */
+export interface InitializeCollectionInput {
+  /** Country code, e.g. `NG`. */
+  country: string;
+  currency: string;
+  customerEmail: string;
+  /** Amount to collect, in minor units of `currency` (sent as minor units). */
+  amountMinor: bigint;
+  reference: string;
+  description: string;
+  /** The bank to issue the account detail at (the provider's `payload.type`). */
+  bank: string;
+  accountName: string;
+}
+
+/** A collection: an account detail to pay `amountMinor` into before `expiresAt`. */
+export interface ProviderCollection extends ProviderRecord {
+  reference: string;
+  /** `processing` on creation. */
+  status: string;
+  currency: string;
+  /** Read from the answer's MAJOR-unit `amount` (65000 kobo answers 650). */
+  amountMinor: bigint;
+  /** Read from the answer's MAJOR-unit `fees`; rounded half-even if finer than the currency. */
+  feeMinor: bigint;
+  accountName: string | null;
+  accountNumber: string;
+  bankName: string | null;
+  customerId: string | null;
+  description: string | null;
+  expiresAt: Date;
+  expiryInSeconds: number | null;
+}
+
+// ---- Beneficiaries ----
+
+/** A payout destination: `type` (`BANK`, `MOBILEMONEY`, …) and the country's string fields. */
+export interface ProviderDestination {
+  type: string;
+  [field: string]: string;
+}
+
+/** Input of `createBeneficiary`. */
+export interface CreateBeneficiaryInput {
+  currency: string;
+  country: string;
+  reference: string;
+  customerEmail: string;
+  callbackUrl: string;
+  /** Fields per `getSupportedCountry(country).destinations[type]`. */
+  destination: ProviderDestination;
+}
+
+/** A beneficiary at the provider; `status` is `success` on creation. */
+export interface ProviderBeneficiary extends ProviderRecord {
+  reference: string;
+  status: string;
+  currency: string;
+  country: string;
+  destination: ProviderDestination;
+}
+
+/** One field a destination type needs (provider-api.md "Country requirement"). */
+export interface ProviderDestinationField {
+  name: string;
+  type: string;
+  required: boolean;
+  /** The only allowed value. */
+  const?: string;
+  enum?: string[];
+  /** Regular expression the value must match. */
+  pattern?: string;
+}
+
+/** What a country needs for a beneficiary's destination. */
+export interface ProviderCountryRequirement {
+  /** Upper-case country code. */
+  code: string;
+  name: string;
+  flag: string | null;
+  dialCode: string | null;
+  /** Destination type (e.g. `MOBILEMONEY`) → its fields. */
+  destinations: Record<string, ProviderDestinationField[]>;
+  raw: Record<string, unknown>;
+}
+
+// ---- Payouts and transactions ----
+
+/** Input of `initializePayout`. */
+export interface InitializePayoutInput {
+  /** Amount in minor units of `sourceCurrency` (sent as minor units, int32). */
+  amountMinor: bigint;
+  /** Wallet currency to debit (the provider's `sourceWalletCurrency`). */
+  sourceCurrency: string;
+  reference: string;
+  customerEmail: string;
+  description: string;
+  beneficiaryId: string;
+  callbackUrl: string;
+}
+
+/** Input of `finalizePayout`. */
+export interface FinalizePayoutInput {
+  /** The provider's id of the initiated payout. */
+  transactionId: string;
+  /** Wallet currency of the payout: the finalize answer does not name it, and its `amount` is major units. */
+  sourceCurrency: string;
+}
+
+/**
+ * A payout transaction (initialize: `initiated`; finalize: `pending`; get-transaction: any
+ * status, lower-cased). Money is in the wallet `currency` unless named `payout…`.
+ */
+export interface ProviderPayout extends ProviderRecord {
+  reference: string;
+  status: string;
+  /** `debit`. */
+  type: string;
+  /** e.g. `ng_account_payout`. */
+  action: string;
+  channel: string | null;
+  description: string | null;
+  /** Wallet currency debited. */
+  currency: string;
+  /** `centAmount` when present, else the MAJOR-unit `amount`. */
+  amountMinor: bigint;
+  /** `centFees` when present, else the MAJOR-unit `fees`; rounded half-even. */
+  feeMinor: bigint;
+  spotPrice: string | null;
+  exchangeRate: string | null;
+  /** The beneficiary id (finalize answers it as a string). */
+  beneficiaryId: string | null;
+  /** Destination details (get-transaction expands the beneficiary as an object). */
+  beneficiaryDetails: Record<string, unknown> | null;
+  /** Amount paid to the destination, minor units of `payoutCurrency` (rounded half-even). */
+  payoutAmountMinor: bigint | null;
+  payoutCurrency: string | null;
+  balanceBeforeMinor: bigint | null;
+  balanceAfterMinor: bigint | null;
+  customerId: string | null;
+  companyId: string | null;
+}
+
+// ---- Swaps ----
+
+/** Input of `initializeSwap`. */
+export interface InitializeSwapInput {
+  sourceCurrency: string;
+  targetCurrency: string;
+  /** Amount to sell, minor units of `sourceCurrency` (sent as minor units). */
+  amountMinor: bigint;
+}
+
+/** A swap quote; finalize it before `expiresAt`. */
+export interface ProviderSwapQuote extends ProviderRecord {
+  sourceCurrency: string;
+  targetCurrency: string;
+  /** From the MAJOR-unit decimal string `sourceAmount`. */
+  sourceAmountMinor: bigint;
+  /** From the MAJOR-unit `targetAmount`, rounded half-even (a converted amount). */
+  targetAmountMinor: bigint;
+  /** From the MAJOR-unit `fee`, assumed in the source currency (undocumented), rounded half-even. */
+  feeMinor: bigint;
+  /** `conversionRate.amount`: units of `rateCurrency` per source unit, exact decimal string. */
+  rate: string;
+  rateCurrency: string | null;
+  expiresAt: Date;
+  expiresInSeconds: number | null;
+}
+
+/** Input of `finalizeSwap`. */
+export interface FinalizeSwapInput {
+  quoteId: string;
+  /** The quote's source currency: the swap answer's major-unit fields are in it and do not name it. */
+  sourceCurrency: string;
+}
+
+/** An executed swap (`success` at once; no swap events exist). */
+export interface ProviderSwap extends ProviderRecord {
+  reference: string;
+  status: string;
+  type: string;
+  /** `swap_<source>_<target>`. */
+  action: string;
+  channel: string | null;
+  description: string | null;
+  /** Source currency debited. */
+  currency: string;
+  /** `centAmount`, else the MAJOR-unit `amount`. */
+  amountMinor: bigint;
+  /** `centFees`, else the MAJOR-unit `fees`. */
+  feeMinor: bigint;
+  balanceAfterMinor: bigint | null;
+  spotPrice: string | null;
+}
+
+// ---- Virtual accounts ----
+
+/** Input of `createVirtualAccount`; `dateOfBirth` (yyyy-mm-dd) is required for `providus`. */
+export interface CreateVirtualAccountInput {
+  firstName: string;
+  lastName: string;
+  bvn?: string;
+  dateOfBirth?: string;
+  customerEmail: string;
+  reference: string;
+  /** `safehaven` or `providus`. */
+  bank: string;
+  phoneNumber: string;
+}
+
+/** A virtual bank account; `status` `active` on creation. */
+export interface ProviderVirtualAccount extends ProviderRecord {
+  reference: string;
+  status: string;
+  currency: string;
+  bank: string;
+  bankName: string | null;
+  accountName: string;
+  accountNumber: string;
+  customerId: string | null;
+}
+
+// ---- Virtual cards ----
+
+/** Input of `registerCardUser` (KYC for card issuing). */
+export interface RegisterCardUserInput {
+  customerEmail: string;
+  idNumber: string;
+  /** e.g. `BVN`, `NIN`, `PASSPORT`. */
+  idType: string;
+  firstName: string;
+  lastName: string;
+  phoneNumber: string;
+  city: string;
+  state: string;
+  zipCode: string;
+  line1: string;
+  houseName: string;
+  /** Required for Nigerian customers. */
+  bvn?: string;
+  userPhoto: string;
+  /** yyyy-mm-dd; required for Ghanaian customers. */
+  dateOfBirth?: string;
+  country?: string;
+  idImage?: string;
+}
+
+/** The register-card-user answer, whose body is "not shown": whatever id and status it has. */
+export interface ProviderCardUser {
+  id: string | null;
+  status: string | null;
+  raw: Record<string, unknown>;
+}
+
+/** Input of `createCard`. */
+export interface CreateCardInput {
+  customerEmail: string;
+  /** e.g. `virtual`, `giftcard`. */
+  cardType: string;
+  /** Lower-case card network; required for one network only. */
+  cardBrand?: string;
+  reference: string;
+  /** Initial funding, USD minor units (cents). */
+  amountMinor: bigint;
+  /** Needed only on the sandbox. */
+  firstName?: string;
+  lastName?: string;
+}
+
+/** A card-creation record (`createdStatus` `pending`); the card's details come later. */
+export interface ProviderCardCreation extends ProviderRecord {
+  reference: string;
+  createdStatus: string;
+  cardType: string | null;
+  brand: string | null;
+  cardUserId: string | null;
+  customerId: string | null;
+}
+
+/** A virtual card, without its full number or CVV (DESIGN.md "Security rules"). */
+export interface ProviderCard extends ProviderRecord {
+  reference: string | null;
+  /** `active`, `frozen`, `terminated`, … */
+  status: string;
+  createdStatus: string | null;
+  last4: string;
+  /** Lower-case card network. */
+  brand: string | null;
+  cardType: string | null;
+  cardName: string | null;
+  /** The provider's `expiry` timestamp. */
+  expiresAt: Date | null;
+  /** The provider's `valid`: MM/YYYY. */
+  validThru: string | null;
+  /** Read from the MAJOR-unit `balance` (assumed USD, the cards' currency). */
+  balanceMinor: bigint;
+  currency: string;
+  customerId: string | null;
+  customerEmail: string | null;
+  billingAddress: Record<string, unknown> | null;
+}
+
+/** Input of `topUpCard` and `withdrawFromCard`. */
+export interface CardAmountInput {
+  cardId: string;
+  /** USD minor units (cents); sent as cents. */
+  amountMinor: bigint;
+  reference: string;
+}
+
+/** A card top-up, withdrawal or spend. */
+export interface ProviderCardTransaction extends ProviderRecord {
+  reference: string;
+  cardId: string;
+  /** `pending` on creation; `success` in listings. */
+  status: string;
+  type: string;
+  /** `topup` or `withdrawal`. */
+  method: string | null;
+  narrative: string | null;
+  currency: string;
+  /** `centAmount`, else the MAJOR-unit `amount`. */
+  amountMinor: bigint;
+}
+
+/** Input of `listCardTransactions`. */
+export interface ListCardTransactionsInput {
+  /** Provider default `ASC`. */
+  order?: 'ASC' | 'DESC';
+  page?: number;
+  take?: number;
+}
+
+/** One page of a card's transactions. */
+export interface ProviderCardTransactionPage {
+  transactions: ProviderCardTransaction[];
+  meta: ProviderPageMeta;
+  raw: Record<string, unknown>;
+}
