@@ -1,0 +1,56 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
+import { LoggerModule } from 'nestjs-pino';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { AuthModule } from './auth/auth.module';
+import { ProblemDetailsFilter } from './common/problem-details.filter';
+import { Env, validateEnv } from './config/env';
+import { CustomersModule } from './customers/customers.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { loggerOptions } from './logging';
+import { MetricsModule } from './metrics/metrics.module';
+import { ProviderModule } from './provider';
+
+/**
+ * The root module. `forRoot()` is evaluated when an app is created (not when this file is
+ * imported), so each app reads and validates the environment as it is at that moment.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot({ isGlobal: true, cache: true, validate: validateEnv }),
+        LoggerModule.forRootAsync({
+          inject: [ConfigService],
+          useFactory: (config: ConfigService<Env, true>) => loggerOptions(config.get('LOG_LEVEL', { infer: true })),
+        }),
+        ThrottlerModule.forRootAsync({
+          inject: [ConfigService],
+          useFactory: (config: ConfigService<Env, true>) => ({
+            throttlers: [{ name: 'per-key', ttl: 60_000, limit: config.get('RATE_LIMIT_PER_MINUTE', { infer: true }) }],
+            // One budget per API key across all routes (unauthenticated routes fall back to the IP).
+            getTracker: (req: Record<string, any>) => (req.apiClient?.id as string | undefined) ?? String(req.ip),
+            generateKey: (_ctx, tracker, name) => `${name}:${tracker}`,
+          }),
+        }),
+        DatabaseModule,
+        MetricsModule,
+        AuthModule,
+        ProviderModule,
+        HealthModule,
+        CustomersModule,
+      ],
+      providers: [
+        // Order matters: authenticate first, so the rate limit is per API key.
+        { provide: APP_GUARD, useClass: ApiKeyGuard },
+        { provide: APP_GUARD, useClass: ThrottlerGuard },
+        { provide: APP_FILTER, useClass: ProblemDetailsFilter },
+      ],
+    };
+  }
+}

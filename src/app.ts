@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Logger as NestLogger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module';
+import { DomainError, ErrorCode } from './common/errors';
+import { sendProblem } from './common/problem-details.filter';
+import { createValidationPipe } from './common/validation';
+import { validateEnv } from './config/env';
+import { MetricsService } from './metrics/metrics.service';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Request ids: the caller's `x-request-id` when it is a sane token, otherwise a new UUID. The id
+ * is also put on the raw request, where pino-http picks it up, so logs and answers agree.
+ */
+function genReqId(raw: IncomingMessage): string {
+  const header = raw.headers['x-request-id'];
+  const id = typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
+  (raw as IncomingMessage & { id?: string }).id = id;
+  return id;
+}
+
+/** The OpenAPI document of the running app (also written to openapi.json by `npm run openapi`). */
+export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Wallet gateway')
+    .setDescription(
+      'Backend-for-frontend in front of the fintech provider. Amounts are integers in the currency\'s minor unit; ' +
+        'errors are application/problem+json (RFC 9457) with a stable `code`; lists use keyset cursors.',
+    )
+    .setVersion('1')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Gateway API key (npm run api-key -- create)' })
+    .build();
+  return SwaggerModule.createDocument(app, config);
+}
+
+/**
+ * Creates and initialises the gateway (not listening). Reads the environment from process.env
+ * (validated; a bad variable throws naming it). Used by main.ts, the tests and scripts.
+ */
+export async function createApp(options: { bufferLogs?: boolean } = {}): Promise<NestFastifyApplication> {
+  const env = validateEnv(process.env);
+  const adapter = new FastifyAdapter({ bodyLimit: env.BODY_LIMIT_BYTES, genReqId, trustProxy: true });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(), adapter, {
+    bufferLogs: options.bufferLogs ?? true,
+    rawBody: true,
+  });
+  app.useLogger(app.get(Logger));
+  app.useGlobalPipes(createValidationPipe());
+  app.enableShutdownHooks();
+
+  const fastify = app.getHttpAdapter().getInstance();
+  const metrics = app.get(MetricsService);
+  const logger = new NestLogger('Http');
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    void reply.header('x-request-id', request.id);
+    return payload;
+  });
+  fastify.addHook('onResponse', async (request, reply) => {
+    metrics.observeHttpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  });
+  // Errors raised by Fastify itself (body too large, malformed JSON, unknown route) get problem+json too.
+  fastify.setErrorHandler((error, request, reply) => sendProblem(reply, request, error, logger));
+  fastify.setNotFoundHandler((request, reply) =>
+    sendProblem(reply, request, new DomainError(ErrorCode.NotFound, `No route ${request.method} ${request.url.split('?')[0]}.`)),
+  );
+
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
+  await app.init();
+  await fastify.ready();
+  return app;
+}

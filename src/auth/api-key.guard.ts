@@ -1,0 +1,56 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { DomainError, ErrorCode } from '../common/errors';
+import { hashApiKey } from './api-key';
+import { ApiClientsRepository } from './api-clients.repository';
+import { AuthenticatedClient, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
+
+/** How long a verified key is trusted without another database read. Revocation takes at most this long. */
+export const KEY_CACHE_TTL_MS = 5_000;
+
+/**
+ * Global guard: every route needs `Authorization: Bearer <client key>` unless marked `@Public()`.
+ * Missing, unknown or revoked key → 401 `unauthorized`; a scope from `@RequireScopes` missing → 403 `forbidden`.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  private readonly cache = new Map<string, { client: AuthenticatedClient; expiresAt: number }>();
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly clients: ApiClientsRepository,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const request = context.switchToHttp().getRequest();
+    const client = await this.authenticate(request.headers.authorization);
+    request.apiClient = client;
+    const required = this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [];
+    const missing = required.filter((scope) => !client.scopes.includes(scope));
+    if (missing.length > 0) {
+      throw new DomainError(ErrorCode.Forbidden, `This API key lacks the scope ${missing.join(', ')}.`, {
+        missingScopes: missing,
+      });
+    }
+    return true;
+  }
+
+  private async authenticate(header: unknown): Promise<AuthenticatedClient> {
+    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!match) throw new DomainError(ErrorCode.Unauthorized, 'Send an API key as "Authorization: Bearer <key>".');
+    const keyHash = hashApiKey(match[1]);
+    const cached = this.cache.get(keyHash);
+    if (cached && cached.expiresAt > Date.now()) return cached.client;
+    const row = await this.clients.findActiveByKeyHash(keyHash);
+    if (!row) {
+      this.cache.delete(keyHash);
+      throw new DomainError(ErrorCode.Unauthorized, 'The API key is unknown or revoked.');
+    }
+    const client = { id: row.id, name: row.name, scopes: row.scopes };
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(keyHash, { client, expiresAt: Date.now() + KEY_CACHE_TTL_MS });
+    return client;
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Permissions an API client can hold. A route names the scope it needs with `@RequireScopes`.
+ * A finance key holds `transactions:read` only: it reads history and moves no money.
+ */
+export const SCOPES = [
+  'customers:read',
+  'customers:write',
+  'collections:read',
+  'collections:write',
+  'beneficiaries:read',
+  'beneficiaries:write',
+  'payouts:read',
+  'payouts:write',
+  'swaps:write',
+  'virtual-accounts:read',
+  'virtual-accounts:write',
+  'cards:read',
+  'cards:write',
+  'cards:reveal',
+  'transactions:read',
+  'webhook-subscriptions:write',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+/** Every scope except `cards:reveal`, which must be granted on purpose. */
+export const DEMO_SCOPES: Scope[] = SCOPES.filter((s) => s !== 'cards:reveal');
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}

@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import { ConflictError, NotFoundError, ValidationError } from '../common/errors';
+import { Page, toPage } from '../common/pagination';
+import type { Customer } from '../generated/prisma/client';
+import { ProviderClient } from '../provider';
+import { CreateCustomerDto, CustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customer.dto';
+import { CustomersRepository } from './customers.repository';
+
+/** Stores dialling codes in one form: with the leading plus. */
+export function normaliseDialCode(code: string): string {
+  return code.startsWith('+') ? code : `+${code}`;
+}
+
+/** The gateway's answer for a customer row. */
+export function toCustomerDto(row: Customer): CustomerDto {
+  return {
+    id: row.id,
+    providerId: row.providerId,
+    email: row.email,
+    firstName: row.firstName,
+    lastName: row.lastName,
+    phone: row.phone,
+    countryCode: row.countryCode,
+    blacklisted: row.blacklisted,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/**
+ * Customers: created and updated at the provider first, then stored locally; read locally.
+ * Source of the upstream rules: provider-api.md "Customers".
+ */
+@Injectable()
+export class CustomersService {
+  constructor(
+    private readonly customers: CustomersRepository,
+    private readonly provider: ProviderClient,
+  ) {}
+
+  /**
+   * Creates the customer at the provider, then stores it.
+   * @throws ConflictError (409) if the email is already known locally; the provider is not called.
+   * @throws ProviderError (422/502/504) when the provider refuses or fails; nothing is stored.
+   */
+  async create(input: CreateCustomerDto): Promise<CustomerDto> {
+    if (await this.customers.findByEmail(input.email)) {
+      throw new ConflictError(`A customer with email ${input.email} already exists.`);
+    }
+    const countryCode = normaliseDialCode(input.countryCode);
+    const upstream = await this.provider.createCustomer({ ...input, countryCode });
+    const row = await this.customers.create({
+      providerId: upstream.id,
+      email: input.email,
+      firstName: input.firstName,
+      lastName: input.lastName,
+      phone: input.phone,
+      countryCode,
+      blacklisted: upstream.blacklisted,
+    });
+    return toCustomerDto(row);
+  }
+
+  /**
+   * Updates the customer at the provider (PUT, which needs firstName and email: the stored values
+   * fill what the request leaves out), then locally.
+   * @throws NotFoundError (404), ValidationError (400) for an empty body, ConflictError (409) for an
+   * email another customer has, ProviderError (422/502/504) leaving the local row unchanged.
+   */
+  async update(id: string, input: UpdateCustomerDto): Promise<CustomerDto> {
+    const current = await this.requireRow(id);
+    if (Object.values(input).every((v) => v === undefined)) {
+      throw new ValidationError([{ field: 'body', message: 'at least one field must be given' }]);
+    }
+    if (input.email && input.email !== current.email) {
+      const other = await this.customers.findByEmail(input.email);
+      if (other) throw new ConflictError(`A customer with email ${input.email} already exists.`);
+    }
+    const merged = {
+      email: input.email ?? current.email,
+      firstName: input.firstName ?? current.firstName ?? '',
+      lastName: input.lastName ?? current.lastName ?? undefined,
+      phone: input.phone ?? current.phone ?? undefined,
+      countryCode: input.countryCode ? normaliseDialCode(input.countryCode) : (current.countryCode ?? undefined),
+    };
+    const upstream = await this.provider.updateCustomer(current.providerId, merged);
+    const row = await this.customers.update(id, { ...merged, blacklisted: upstream.blacklisted });
+    return toCustomerDto(row);
+  }
+
+  /**
+   * The stored customer. With `refresh`, the provider's record is fetched first (GET
+   * /customers/{id}) and any field that changed there (e.g. `blacklist`) is stored.
+   * @throws NotFoundError (404); with refresh also ProviderError (422/502/504), leaving the row as it was.
+   */
+  async get(id: string, refresh = false): Promise<CustomerDto> {
+    const row = await this.requireRow(id);
+    if (!refresh) return toCustomerDto(row);
+    const upstream = await this.provider.getCustomer(row.providerId);
+    const fresh = {
+      firstName: upstream.firstName,
+      lastName: upstream.lastName,
+      phone: upstream.phone,
+      countryCode: upstream.countryCode ? normaliseDialCode(upstream.countryCode) : null,
+      blacklisted: upstream.blacklisted,
+    };
+    const changed = (Object.keys(fresh) as Array<keyof typeof fresh>).some((k) => fresh[k] !== row[k]);
+    return toCustomerDto(changed ? await this.customers.update(id, fresh) : row);
+  }
+
+  /** Newest first, keyset-paginated; optional exact email filter. */
+  async list(query: ListCustomersQueryDto): Promise<Page<CustomerDto>> {
+    const limit = query.limit ?? 20;
+    const rows = await this.customers.list({ email: query.email }, query.cursor, limit);
+    return toPage(rows, limit, toCustomerDto);
+  }
+
+  /** The stored customer row. @throws NotFoundError (404). */
+  async requireRow(id: string): Promise<Customer> {
+    const row = await this.customers.findById(id);
+    if (!row) throw new NotFoundError('Customer', id);
+    return row;
+  }
+}

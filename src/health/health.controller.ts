@@ -1,0 +1,55 @@
+import { Controller, Get, Header, Res } from '@nestjs/common';
+import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
+import type { FastifyReply } from 'fastify';
+import { Public } from '../auth/auth.decorators';
+import { PrismaService } from '../database/prisma.service';
+import { MetricsService } from '../metrics/metrics.service';
+
+/** Liveness, readiness (@nestjs/terminus) and Prometheus metrics; no client key needed. */
+@ApiTags('operations')
+@Public()
+@Controller()
+export class HealthController {
+  constructor(
+    private readonly health: HealthCheckService,
+    private readonly indicators: HealthIndicatorService,
+    private readonly prisma: PrismaService,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  @Get('health/live')
+  @HealthCheck()
+  @ApiOperation({ summary: 'Liveness: the process answers' })
+  @ApiOkResponse({ description: '{"status":"ok"}' })
+  live() {
+    return this.health.check([]);
+  }
+
+  @Get('health/ready')
+  @HealthCheck()
+  @ApiOperation({ summary: 'Readiness: the database answers' })
+  @ApiOkResponse({ description: 'The database is reachable.' })
+  @ApiServiceUnavailableResponse({ description: 'The database is not reachable.' })
+  ready() {
+    return this.health.check([
+      () =>
+        this.indicators
+          .check('database')
+          .attempt(async () => {
+            await this.prisma.$queryRaw`SELECT 1`;
+            return {};
+          })
+          .withTimeout(2000),
+    ]);
+  }
+
+  @Get('metrics')
+  @ApiOperation({ summary: 'Prometheus metrics (text exposition format)' })
+  @ApiOkResponse({ description: 'Request counts and latency histograms per route, provider call latency and outcome per operation.' })
+  @Header('cache-control', 'no-store')
+  async metricsText(@Res() reply: FastifyReply): Promise<void> {
+    const { contentType, body } = await this.metrics.render();
+    await reply.header('content-type', contentType).send(body);
+  }
+}

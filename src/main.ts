@@ -1,0 +1,23 @@
+import 'reflect-metadata';
+import 'dotenv/config';
+import { Logger } from '@nestjs/common';
+import { createApp } from './app';
+import { validateEnv } from './config/env';
+
+/** Production entry point: `node dist/main.js` against whatever the environment points to. */
+async function main(): Promise<void> {
+  const started = process.hrtime.bigint();
+  let env;
+  try {
+    env = validateEnv(process.env);
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(1);
+  }
+  const app = await createApp();
+  await app.listen({ port: env.PORT, host: env.HOST });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  new Logger('Main').log({ port: env.PORT, startupMs: Math.round(ms) }, `gateway ready on ${await app.getUrl()}`);
+}
+
+void main();
