@@ -1,0 +1,134 @@
+import { timingSafeEqual } from 'node:crypto';
+import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { FaultMap, FaultTable, parseFaults } from './faults';
+import { errorBody, ProviderHttpError } from './http';
+import { adminRoutes } from './routes/admin';
+import { cardRoutes } from './routes/cards';
+import { collectionRoutes } from './routes/collections';
+import type { RouteContext, SimulatorConfig } from './routes/context';
+import { customerRoutes } from './routes/customers';
+import { payoutRoutes } from './routes/payouts';
+import { swapRoutes } from './routes/swaps';
+import { transactionRoutes } from './routes/transactions';
+import { virtualAccountRoutes } from './routes/virtual-accounts';
+import { SimulatorState } from './state';
+
+export { SimulatorState } from './state';
+export type { Fault, FaultMap } from './faults';
+
+/** Options of the provider simulator (money is always integer minor units; times as named). */
+export interface SimulatorOptions {
+  /** The key every /api/v1 call must carry as `Authorization: Bearer <apiKey>`. */
+  apiKey: string;
+  /** Secret for signing callbacks (kept for the callback sender; not used yet). */
+  webhookSecret?: string;
+  /** Validity of swap quotes, seconds (default 250, the documented sample). */
+  quoteTtlSeconds?: number;
+  /** Validity of collection account details, seconds (default 7200). */
+  collectionTtlSeconds?: number;
+  /** Delay before a new card becomes createdStatus `success` / status `active`, ms (default 300). */
+  cardCreateDelayMs?: number;
+  /** Delay before a card top-up/withdrawal settles to `success`, ms (default 300). */
+  cardTxnSettleDelayMs?: number;
+  /** Rate window between payout initialize and finalize, seconds (default 240, "~4 minutes"). */
+  payoutRateWindowSeconds?: number;
+  /** How long a `timeout` fault holds a request, ms (default 60000; released when the server closes). */
+  faultTimeoutMs?: number;
+  /** Faults active from the start, as in PUT /__admin/faults (validated). */
+  faults?: FaultMap;
+  /** Clock in epoch ms for every timestamp and expiry (default Date.now); inject one in tests. */
+  now?: () => number;
+  /** How many of the latest calls GET /__admin/calls keeps (default 10000). */
+  callLogLimit?: number;
+  /** Fastify request logging (default off). */
+  logger?: boolean;
+}
+
+/** A running-ready simulator: the Fastify app (not listening yet), its state and its fault table. */
+export interface Simulator {
+  app: FastifyInstance;
+  state: SimulatorState;
+  faults: FaultTable;
+}
+
+/** Whether the Authorization header is exactly `Bearer <apiKey>` (constant-time compare). */
+function authorized(header: string | undefined, apiKey: string): boolean {
+  const given = Buffer.from(header ?? '');
+  const wanted = Buffer.from(`Bearer ${apiKey}`);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+/**
+ * Builds the provider sandbox simulator: the 20 operations of provider-api.md under /api/v1 with
+ * the `{status, message, data}` envelope, the documented field names and mixed types, state in
+ * memory and the Bearer key check; plus the admin/test API under /__admin (call log, faults,
+ * state, reset, collection/payout/card moves). Call `app.listen()` to serve it.
+ */
+export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator> {
+  const app = Fastify({ logger: opts.logger ?? false, bodyLimit: 1024 * 1024 });
+  const state = new SimulatorState(opts.now ?? Date.now, opts.callLogLimit ?? 10_000);
+  const faults = new FaultTable(opts.faultTimeoutMs ?? 60_000);
+  if (opts.faults) faults.set(parseFaults(opts.faults));
+  const config: SimulatorConfig = {
+    quoteTtlSeconds: opts.quoteTtlSeconds ?? 250,
+    collectionTtlSeconds: opts.collectionTtlSeconds ?? 7200,
+    cardCreateDelayMs: opts.cardCreateDelayMs ?? 300,
+    cardTxnSettleDelayMs: opts.cardTxnSettleDelayMs ?? 300,
+    payoutRateWindowSeconds: opts.payoutRateWindowSeconds ?? 240,
+  };
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const status =
+      error instanceof ProviderHttpError
+        ? error.statusCode
+        : error.statusCode && error.statusCode < 500
+          ? error.statusCode
+          : 500;
+    if (status === 500) request.log.error(error);
+    void reply.code(status).send(errorBody(status, status === 500 ? 'Internal server error' : error.message));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send(errorBody(404, `Cannot ${request.method} ${request.url.split('?')[0]}`));
+  });
+  app.addHook('preClose', async () => faults.releaseAll());
+  app.addHook('onClose', async () => state.cancelScheduled());
+
+  await app.register(
+    async (api) => {
+      api.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+        if (!authorized(request.headers.authorization, opts.apiKey))
+          return reply.code(401).send(errorBody(401, 'Unauthorized'));
+      });
+      // The call reached its handler: log it (never the Authorization header), then apply any fault.
+      api.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+        const operation = request.routeOptions.config.operation ?? 'unknown';
+        state.logCall({
+          operation,
+          method: request.method,
+          path: request.url,
+          body: request.body === undefined ? null : structuredClone(request.body),
+          at: state.iso(),
+        });
+        const fault = faults.take(operation);
+        if (fault && (await faults.apply(fault, reply))) return reply;
+      });
+      const ctx: RouteContext = { state, config };
+      for (const routes of [
+        customerRoutes,
+        collectionRoutes,
+        payoutRoutes,
+        swapRoutes,
+        virtualAccountRoutes,
+        cardRoutes,
+        transactionRoutes,
+      ]) {
+        routes(api, ctx);
+      }
+    },
+    { prefix: '/api/v1' },
+  );
+  adminRoutes(app, state, faults);
+
+  await app.ready();
+  return { app, state, faults };
+}

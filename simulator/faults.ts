@@ -1,0 +1,131 @@
+import type { FastifyReply } from 'fastify';
+import { badRequest, errorBody } from './http';
+import { OPERATIONS } from './operations';
+
+/**
+ * A fault for one operation (or `*` for every operation), set through PUT /__admin/faults or
+ * SIMULATOR_FAULTS. Applied after the call is logged, in this order:
+ * - latencyMs: wait, then go on (to the other fault kinds, or to the normal answer);
+ * - timeout: hold the request (`faultTimeoutMs`, default 60 s; released with a 503 when the server closes);
+ * - malformed: 200 with the non-JSON body `<html>oops</html>`;
+ * - statusFalse: 200 with `{status:false, message}`;
+ * - status: that HTTP status with a NestJS-style body (5xx outage; 4xx provider rejection);
+ * - times: apply this many times, then the fault is cleared.
+ */
+export interface Fault {
+  latencyMs?: number;
+  status?: number;
+  timeout?: boolean;
+  malformed?: boolean;
+  statusFalse?: boolean;
+  times?: number;
+}
+
+/** The `{ "<operation>|*": Fault }` map of PUT /__admin/faults and SIMULATOR_FAULTS. */
+export type FaultMap = Record<string, Fault>;
+
+const KEYS: Record<keyof Fault, 'number' | 'boolean'> = {
+  latencyMs: 'number',
+  status: 'number',
+  timeout: 'boolean',
+  malformed: 'boolean',
+  statusFalse: 'boolean',
+  times: 'number',
+};
+
+/** Validates a fault map (unknown operations, keys or types → 400 listing the problems). */
+export function parseFaults(input: unknown): FaultMap {
+  if (!input || typeof input !== 'object' || Array.isArray(input)) throw badRequest('faults must be an object');
+  const problems: string[] = [];
+  for (const [operation, fault] of Object.entries(input)) {
+    if (operation !== '*' && !(OPERATIONS as readonly string[]).includes(operation))
+      problems.push(`unknown operation ${operation}`);
+    if (!fault || typeof fault !== 'object' || Array.isArray(fault)) {
+      problems.push(`${operation} must be an object`);
+      continue;
+    }
+    for (const [key, value] of Object.entries(fault)) {
+      const type = KEYS[key as keyof Fault];
+      if (!type) problems.push(`${operation}.${key} is not a fault kind`);
+      else if (typeof value !== type || (type === 'number' && !(Number.isInteger(value) && (value as number) >= 0))) {
+        problems.push(`${operation}.${key} must be a ${type === 'number' ? 'non-negative integer' : 'boolean'}`);
+      }
+    }
+    const status = (fault as Fault).status;
+    if (status !== undefined && (status < 400 || status > 599)) problems.push(`${operation}.status must be 400-599`);
+  }
+  if (problems.length) throw badRequest(problems.join('; '));
+  return input as FaultMap;
+}
+
+/** Active faults, and the requests held by `timeout` faults. */
+export class FaultTable {
+  private readonly faults = new Map<string, Fault>();
+  private readonly held = new Set<() => void>();
+
+  constructor(private readonly timeoutMs = 60_000) {}
+
+  /** Replaces the fault of each operation named in `entries`. */
+  set(entries: FaultMap): void {
+    for (const [operation, fault] of Object.entries(entries)) this.faults.set(operation, { ...fault });
+  }
+
+  clear(): void {
+    this.faults.clear();
+  }
+
+  list(): FaultMap {
+    return Object.fromEntries(this.faults);
+  }
+
+  /** The fault to apply now to `operation` (its own, else `*`), consuming one of its `times`. */
+  take(operation: string): Fault | undefined {
+    const key = this.faults.has(operation) ? operation : this.faults.has('*') ? '*' : undefined;
+    if (key === undefined) return undefined;
+    const fault = this.faults.get(key) as Fault;
+    if (fault.times !== undefined && --fault.times <= 0) this.faults.delete(key);
+    return fault;
+  }
+
+  /** Applies `fault`; true when it has answered the request (the handler must not run). */
+  async apply(fault: Fault, reply: FastifyReply): Promise<boolean> {
+    if (fault.latencyMs) await new Promise((resolve) => setTimeout(resolve, fault.latencyMs));
+    if (fault.timeout) {
+      const released = await this.hold();
+      const status = released ? 503 : 504;
+      await reply.code(status).send(errorBody(status, released ? 'Simulator is shutting down' : 'Gateway Timeout'));
+    } else if (fault.malformed) {
+      await reply.code(200).type('text/html').send('<html>oops</html>');
+    } else if (fault.statusFalse) {
+      await reply.code(200).send({ status: false, message: 'Request could not be processed (simulated)' });
+    } else if (fault.status) {
+      const message =
+        fault.status >= 500
+          ? `Simulated provider failure (${fault.status})`
+          : `Simulated provider rejection (${fault.status})`;
+      await reply.code(fault.status).send(errorBody(fault.status, message));
+    } else {
+      return false;
+    }
+    return true;
+  }
+
+  /** Waits `timeoutMs`; resolves true early when `releaseAll` is called. */
+  private hold(): Promise<boolean> {
+    return new Promise((resolve) => {
+      const release = () => finish(true);
+      const timer = setTimeout(() => finish(false), this.timeoutMs);
+      const finish = (released: boolean) => {
+        clearTimeout(timer);
+        this.held.delete(release);
+        resolve(released);
+      };
+      this.held.add(release);
+    });
+  }
+
+  /** Releases every held request (called before the server closes, so nothing hangs). */
+  releaseAll(): void {
+    for (const release of [...this.held]) release();
+  }
+}
