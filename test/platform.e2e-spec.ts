@@ -1,0 +1,83 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { renderOpenApi } from '../src/openapi';
+import { Harness, startHarness } from './support/harness';
+
+describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
+  let h: Harness;
+  let key: string;
+
+  beforeAll(async () => {
+    h = await startHarness({ env: { RATE_LIMIT_PER_MINUTE: '5', BODY_LIMIT_BYTES: '2048' } });
+    key = await h.key(['customers:read', 'customers:write']);
+  });
+  afterAll(() => h.close());
+
+  it('answers liveness and readiness without a key', async () => {
+    const live = await h.http().get('/health/live');
+    expect(live.status).toBe(200);
+    expect(live.body.status).toBe('ok');
+    const ready = await h.http().get('/health/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body.info.database.status).toBe('up');
+  });
+
+  it('serves the OpenAPI document and the UI', async () => {
+    const json = await h.http().get('/docs-json');
+    expect(json.status).toBe(200);
+    expect(json.body.paths['/v1/customers'].post.responses).toHaveProperty('409');
+    const ui = await h.http().get('/docs');
+    expect(ui.status).toBe(200);
+    expect(ui.text).toContain('swagger');
+  });
+
+  it('echoes a sane x-request-id and generates one otherwise', async () => {
+    const given = await h.http().get('/health/live').set('x-request-id', 'abc-123');
+    expect(given.headers['x-request-id']).toBe('abc-123');
+    const generated = await h.http().get('/health/live').set('x-request-id', 'bad id with spaces');
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers 404 problem+json for an unknown route', async () => {
+    const res = await h.http().get('/v1/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/problem\+json/);
+    expect(res.body.code).toBe('not_found');
+  });
+
+  it('answers 413 problem+json for a body over the limit', async () => {
+    const res = await h.http().post('/v1/customers').set('Authorization', `Bearer ${key}`).send({ firstName: 'x'.repeat(5000) });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('payload_too_large');
+  });
+
+  it('rate-limits per API key with 429 and Retry-After, leaving other keys alone', async () => {
+    const limited = await h.key(['customers:read']);
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 7; i++) {
+      last = await h.http().get('/v1/customers').set('Authorization', `Bearer ${limited}`);
+      statuses.push(last.status);
+    }
+    expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
+    expect(statuses.slice(5)).toEqual([429, 429]);
+    expect(last!.body.code).toBe('rate_limited');
+    expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+    const other = await h.http().get('/v1/customers').set('Authorization', `Bearer ${await h.key(['customers:read'])}`);
+    expect(other.status).toBe(200);
+  });
+
+  it('exposes Prometheus metrics per route and per provider operation', async () => {
+    await h.http().post('/v1/customers').set('Authorization', `Bearer ${key}`)
+      .send({ email: 'metrics@example.com', firstName: 'M', lastName: 'N', phone: '8012345678', countryCode: '+234' });
+    const res = await h.http().get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/v1\/customers",status="200"\} \d+/);
+    expect(res.text).toMatch(/provider_call_duration_seconds_count\{operation="createCustomer",outcome="ok"\} 1/);
+  });
+
+  it('keeps openapi.json in step with the code (run `npm run openapi` after API changes)', async () => {
+    const committed = fs.readFileSync(path.join(__dirname, '..', 'openapi.json'), 'utf8');
+    expect(JSON.parse(await renderOpenApi())).toEqual(JSON.parse(committed));
+  });
+});

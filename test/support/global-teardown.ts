@@ -1,0 +1,20 @@
+import { Client } from 'pg';
+import { withDatabase } from '../../scripts/lib/embedded-db';
+import type { EmbeddedDatabase } from '../../scripts/lib/embedded-db';
+
+/** Drops the template database and stops the embedded server, if one was started. */
+export default async function globalTeardown(): Promise<void> {
+  const serverUrl = process.env.TEST_DB_SERVER_URL;
+  const template = process.env.TEST_DB_TEMPLATE;
+  if (serverUrl && template) {
+    const admin = new Client({ connectionString: withDatabase(serverUrl, 'postgres') });
+    await admin.connect();
+    try {
+      await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`);
+    } finally {
+      await admin.end();
+    }
+  }
+  const embedded = (globalThis as Record<string, unknown>).__EMBEDDED_DB__ as EmbeddedDatabase | undefined;
+  if (embedded) await embedded.stop();
+}
