@@ -7,12 +7,19 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { ProblemDetailsFilter } from './common/problem-details.filter';
 import { Env, validateEnv } from './config/env';
+import { BeneficiariesModule } from './beneficiaries/beneficiaries.module';
+import { CollectionsModule } from './collections/collections.module';
+import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { CustomersModule } from './customers/customers.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { loggerOptions } from './logging';
 import { MetricsModule } from './metrics/metrics.module';
+import { PayoutsModule } from './payouts/payouts.module';
 import { ProviderModule } from './provider';
+import { SwapsModule } from './swaps/swaps.module';
+import { TransactionsModule } from './transactions/transactions.module';
+import { VirtualAccountsModule } from './virtual-accounts/virtual-accounts.module';
 
 /**
  * The root module. `forRoot()` is evaluated when an app is created (not when this file is
@@ -32,7 +39,7 @@ export class AppModule {
         ThrottlerModule.forRootAsync({
           inject: [ConfigService],
           useFactory: (config: ConfigService<Env, true>) => ({
-            throttlers: [{ name: 'per-key', ttl: 60_000, limit: config.get('RATE_LIMIT_PER_MINUTE', { infer: true }) }],
+            throttlers: [{ name: 'default', ttl: 60_000, limit: config.get('RATE_LIMIT_PER_MINUTE', { infer: true }) }],
             // One budget per API key across all routes (unauthenticated routes fall back to the IP).
             getTracker: (req: Record<string, any>) => (req.apiClient?.id as string | undefined) ?? String(req.ip),
             generateKey: (_ctx, tracker, name) => `${name}:${tracker}`,
@@ -42,8 +49,15 @@ export class AppModule {
         MetricsModule,
         AuthModule,
         ProviderModule,
+        IdempotencyModule,
+        TransactionsModule,
         HealthModule,
         CustomersModule,
+        BeneficiariesModule,
+        PayoutsModule,
+        CollectionsModule,
+        SwapsModule,
+        VirtualAccountsModule,
       ],
       providers: [
         // Order matters: authenticate first, so the rate limit is per API key.

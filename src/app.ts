@@ -6,7 +6,6 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { DomainError, ErrorCode } from './common/errors';
 import { sendProblem } from './common/problem-details.filter';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
@@ -64,11 +63,9 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   fastify.addHook('onResponse', async (request, reply) => {
     metrics.observeHttpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
-  // Errors raised by Fastify itself (body too large, malformed JSON, unknown route) get problem+json too.
+  // Errors raised by Fastify itself (body too large, malformed JSON) get problem+json too; unknown
+  // routes reach ProblemDetailsFilter through Nest's own not-found handler.
   fastify.setErrorHandler((error, request, reply) => sendProblem(reply, request, error, logger));
-  fastify.setNotFoundHandler((request, reply) =>
-    sendProblem(reply, request, new DomainError(ErrorCode.NotFound, `No route ${request.method} ${request.url.split('?')[0]}.`)),
-  );
 
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
   await app.init();

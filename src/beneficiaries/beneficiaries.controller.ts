@@ -1,0 +1,50 @@
+import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { RequireScopes } from '../auth/auth.decorators';
+import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
+import { ParseIdPipe } from '../common/validation';
+import { BeneficiariesService } from './beneficiaries.service';
+import { BeneficiaryDto, BeneficiaryPageDto, CreateBeneficiaryDto, ListBeneficiariesQueryDto, PayoutCountryDto } from './beneficiary.dto';
+
+@ApiTags('beneficiaries')
+@Controller('v1')
+export class BeneficiariesController {
+  constructor(private readonly beneficiaries: BeneficiariesService) {}
+
+  @Get('payout-countries/:country')
+  @RequireScopes('beneficiaries:read')
+  @ApiOperation({ summary: "A country's payout destination types and their fields (cached)" })
+  @ApiParam({ name: 'country', example: 'KE' })
+  @ApiOkResponse({ type: PayoutCountryDto })
+  @ApiNotFound('payout country') @ApiProviderErrors()
+  country(@Param('country') country: string): Promise<PayoutCountryDto> {
+    return this.beneficiaries.getCountry(country);
+  }
+
+  @Post('beneficiaries')
+  @RequireScopes('beneficiaries:write')
+  @ApiOperation({ summary: "Register a payout destination (checked against the country's fields first)" })
+  @ApiCreatedResponse({ type: BeneficiaryDto })
+  @ApiValidationErrors() @ApiNotFound('customer') @ApiProviderErrors()
+  create(@Body() body: CreateBeneficiaryDto): Promise<BeneficiaryDto> {
+    return this.beneficiaries.create(body);
+  }
+
+  @Get('beneficiaries/:id')
+  @RequireScopes('beneficiaries:read')
+  @ApiOperation({ summary: 'Get a beneficiary' })
+  @ApiOkResponse({ type: BeneficiaryDto })
+  @ApiValidationErrors() @ApiNotFound('beneficiary')
+  get(@Param('id', ParseIdPipe()) id: string): Promise<BeneficiaryDto> {
+    return this.beneficiaries.get(id);
+  }
+
+  @Get('beneficiaries')
+  @RequireScopes('beneficiaries:read')
+  @ApiOperation({ summary: 'List beneficiaries, newest first; filter by customer' })
+  @ApiOkResponse({ type: BeneficiaryPageDto })
+  @ApiValidationErrors()
+  list(@Query() query: ListBeneficiariesQueryDto): Promise<BeneficiaryPageDto> {
+    return this.beneficiaries.list(query);
+  }
+}

@@ -1,0 +1,163 @@
+import { Injectable } from '@nestjs/common';
+import { ErrorCode, NotFoundError, ProviderError, ValidationError } from '../common/errors';
+import { minorToNumber } from '../common/money';
+import { afterCursor, Page, toPage } from '../common/pagination';
+import { newReference } from '../common/reference';
+import { CustomersService } from '../customers/customers.service';
+import { PrismaService } from '../database/prisma.service';
+import type { Collection, Prisma, Transaction, TransactionStatus } from '../generated/prisma/client';
+import { ProviderClient } from '../provider';
+import { LedgerService } from '../transactions/ledger.service';
+import { CollectionDto, CreateCollectionDto, ListCollectionsQueryDto } from './collection.dto';
+import { collectionLimitProblems } from './collection-limits';
+
+/** A collection row with its ledger row (amount, currency, fee and status live on the ledger). */
+export type CollectionWithTransaction = Collection & { transaction: Transaction };
+
+export function toCollectionDto(row: CollectionWithTransaction): CollectionDto {
+  const { transaction } = row;
+  return {
+    id: row.id,
+    transactionId: transaction.id,
+    status: transaction.status,
+    customerId: row.customerId,
+    country: row.country,
+    amount: minorToNumber(transaction.amount),
+    currency: transaction.currency,
+    fee: minorToNumber(transaction.fee),
+    accountNumber: row.accountNumber,
+    bankName: row.bankName,
+    accountName: row.accountName,
+    expiresAt: row.expiresAt?.toISOString() ?? null,
+    description: transaction.description,
+    reference: transaction.reference,
+    providerId: row.providerId,
+    failureReason: transaction.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: (row.updatedAt > transaction.updatedAt ? row.updatedAt : transaction.updatedAt).toISOString(),
+    completedAt: transaction.completedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Collections (pay-ins): the provider issues an account detail that the customer pays
+ * `amount` into before `expiresAt` (provider-api.md "Collections", "Collection", "Limits";
+ * provider-webhooks.md "Other documented rules" for the country limits and the minor-unit amount).
+ * Write-ahead: the ledger row (kind `collection`, direction `credit`, status `created`) and the
+ * Collection row exist before the provider is called and hold its answer after. A refusal marks
+ * the ledger row `failed`; a timeout or 5xx marks it `unknown` for reconciliation. Payment and
+ * expiry arrive later (webhooks, expiry job), not through this service.
+ */
+@Injectable()
+export class CollectionsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly ledger: LedgerService,
+    private readonly provider: ProviderClient,
+    private readonly customers: CustomersService,
+  ) {}
+
+  /**
+   * Starts a collection of `amount` minor units of `currency` from a customer; answers the
+   * account detail to pay into (`processing`, with `fee` in minor units and `expiresAt`).
+   * The country limits are checked locally first (NG 100–2,000,000 NGN, KE 20–145,000 KES,
+   * UG 500–4,000,000 UGX, compared in minor units).
+   * @throws ValidationError (400, field `amount` or `currency`) outside the limits: nothing stored, provider not called;
+   * NotFoundError (404) unknown customer; ProviderError (422/502/504) with the ledger row kept
+   * (`failed` on 422, `unknown` on 502/504).
+   */
+  async create(input: CreateCollectionDto): Promise<CollectionDto> {
+    const amount = BigInt(input.amount);
+    const problems = collectionLimitProblems(input.country, input.currency, amount);
+    if (problems.length) throw new ValidationError(problems);
+    const customer = await this.customers.requireRow(input.customerId);
+
+    const reference = newReference('collection');
+    const created = await this.prisma.$transaction(async (tx) => {
+      const transaction = await this.ledger.record(
+        {
+          kind: 'collection',
+          direction: 'credit',
+          amount,
+          currency: input.currency,
+          customerId: customer.id,
+          reference,
+          description: input.description,
+        },
+        'api',
+        tx,
+      );
+      const collection = await tx.collection.create({ data: { customerId: customer.id, transactionId: transaction.id, country: input.country } });
+      return { ...collection, transaction };
+    });
+
+    try {
+      const upstream = await this.provider.initializeCollection({
+        country: input.country,
+        currency: input.currency,
+        customerEmail: customer.email,
+        amountMinor: amount,
+        reference,
+        description: input.description,
+        bank: input.payer.type,
+        accountName: input.payer.accountName,
+      });
+      const row = await this.prisma.$transaction(async (tx) => {
+        const { transaction } = await this.ledger.transition(created.transactionId, 'processing', 'api', {
+          tx,
+          patch: { providerId: upstream.id, fee: upstream.feeMinor, providerPayload: upstream.raw as Prisma.InputJsonValue },
+        });
+        const collection = await tx.collection.update({
+          where: { id: created.id },
+          data: {
+            providerId: upstream.id,
+            accountNumber: upstream.accountNumber,
+            accountName: upstream.accountName ?? input.payer.accountName,
+            bankName: upstream.bankName ?? input.payer.type,
+            expiresAt: upstream.expiresAt,
+          },
+        });
+        return { ...collection, transaction };
+      });
+      return toCollectionDto(row);
+    } catch (error) {
+      await this.recordFailure(created.transactionId, error);
+      throw error;
+    }
+  }
+
+  /** One collection with its current ledger status. @throws NotFoundError (404). */
+  async get(id: string): Promise<CollectionDto> {
+    const row = await this.prisma.collection.findUnique({ where: { id }, include: { transaction: true } });
+    if (!row) throw new NotFoundError('Collection', id);
+    return toCollectionDto(row);
+  }
+
+  /**
+   * Newest first, keyset-paginated (`{ data, nextCursor }`, `limit` ≤ 100); optionally one
+   * customer's, optionally in one ledger status.
+   * @throws ValidationError (400) for a cursor that is not one of ours.
+   */
+  async list(query: ListCollectionsQueryDto): Promise<Page<CollectionDto>> {
+    const limit = query.limit ?? 20;
+    const rows = await this.prisma.collection.findMany({
+      where: {
+        ...(query.customerId ? { customerId: query.customerId } : {}),
+        ...(query.status ? { transaction: { status: query.status as TransactionStatus } } : {}),
+        ...afterCursor(query.cursor),
+      },
+      include: { transaction: true },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+    });
+    return toPage(rows, limit, toCollectionDto);
+  }
+
+  /** After a failed provider call: refused → `failed`; no clear answer → `unknown` (reconciliation decides). */
+  private async recordFailure(transactionId: string, error: unknown): Promise<void> {
+    const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+    await this.ledger.transition(transactionId, refused ? 'failed' : 'unknown', 'api', {
+      patch: { failureReason: error instanceof Error ? error.message : String(error) },
+    });
+  }
+}

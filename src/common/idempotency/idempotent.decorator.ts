@@ -1,0 +1,53 @@
+import { applyDecorators, CallHandler, ExecutionContext, HttpCode, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
+import { ApiConflictResponse, ApiHeader } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { from, lastValueFrom, Observable } from 'rxjs';
+import type { AuthenticatedClient } from '../../auth/auth.decorators';
+import { DomainError, ErrorCode } from '../errors';
+import { ProblemDto } from '../problem.dto';
+import { IdempotencyService, requestFingerprint } from './idempotency.service';
+
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** Runs a money-moving route under its `Idempotency-Key` (see IdempotencyService). */
+@Injectable()
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(private readonly idempotency: IdempotencyService) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const request = context.switchToHttp().getRequest<FastifyRequest & { apiClient: AuthenticatedClient }>();
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    const key = request.headers['idempotency-key'];
+    if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
+      throw new DomainError(ErrorCode.IdempotencyKeyMissing, 'Send an Idempotency-Key header (1-255 printable characters) with this request.');
+    }
+    const fingerprint = requestFingerprint(request.method, `${request.routeOptions.url} ${JSON.stringify(request.params)}`, request.body);
+    return from(
+      this.idempotency
+        .run(request.apiClient.id, key, fingerprint, async () => ({ status: 201, body: await lastValueFrom(next.handle()) }))
+        .then((result) => {
+          if (result.replayed) void reply.header('idempotent-replayed', 'true');
+          return result.body;
+        }),
+    );
+  }
+}
+
+/**
+ * Marks a money-moving POST: requires `Idempotency-Key`, replays the first answer for the same
+ * key and body, answers 201. Documents the header and the 409 answers.
+ */
+export const Idempotent = () =>
+  applyDecorators(
+    HttpCode(201),
+    UseInterceptors(IdempotencyInterceptor),
+    ApiHeader({
+      name: 'Idempotency-Key',
+      required: true,
+      description: 'Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.',
+    }),
+    ApiConflictResponse({
+      type: ProblemDto,
+      description: 'idempotency_key_reused (same key, other body), request_in_progress, or a conflict of the resource.',
+    }),
+  );

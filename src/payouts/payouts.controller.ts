@@ -1,0 +1,43 @@
+import { Body, Controller, Get, Param, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RequireScopes } from '../auth/auth.decorators';
+import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
+import { Idempotent } from '../common/idempotency/idempotent.decorator';
+import { ParseIdPipe } from '../common/validation';
+import { CreatePayoutDto, PayoutDto } from './payout.dto';
+import { PayoutsService } from './payouts.service';
+
+@ApiTags('payouts')
+@Controller('v1/payouts')
+export class PayoutsController {
+  constructor(private readonly payouts: PayoutsService) {}
+
+  @Post()
+  @RequireScopes('payouts:write')
+  @Idempotent()
+  @ApiOperation({ summary: 'Initialize a payout to a beneficiary (status initiated, with fee and rate)' })
+  @ApiCreatedResponse({ type: PayoutDto })
+  @ApiValidationErrors() @ApiNotFound('customer or beneficiary') @ApiProviderErrors()
+  create(@Body() body: CreatePayoutDto): Promise<PayoutDto> {
+    return this.payouts.create(body);
+  }
+
+  @Post(':id/confirm')
+  @RequireScopes('payouts:write')
+  @Idempotent()
+  @ApiOperation({ summary: 'Confirm an initiated payout (provider finalize; status pending)' })
+  @ApiCreatedResponse({ type: PayoutDto })
+  @ApiValidationErrors() @ApiNotFound('payout') @ApiProviderErrors()
+  confirm(@Param('id', ParseIdPipe()) id: string): Promise<PayoutDto> {
+    return this.payouts.confirm(id);
+  }
+
+  @Get(':id')
+  @RequireScopes('payouts:read')
+  @ApiOperation({ summary: 'Get a payout' })
+  @ApiOkResponse({ type: PayoutDto })
+  @ApiValidationErrors() @ApiNotFound('payout')
+  get(@Param('id', ParseIdPipe()) id: string): Promise<PayoutDto> {
+    return this.payouts.get(id);
+  }
+}

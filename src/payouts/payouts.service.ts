@@ -1,0 +1,165 @@
+import { Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
+import { providerCallbackUrl } from '../common/callback-url';
+import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError, ValidationError } from '../common/errors';
+import { currencyExponent, minorToNumber } from '../common/money';
+import { newReference } from '../common/reference';
+import type { Env } from '../config/env';
+import { CustomersService } from '../customers/customers.service';
+import { PrismaService } from '../database/prisma.service';
+import type { Prisma, Transaction } from '../generated/prisma/client';
+import { ProviderClient } from '../provider';
+import { LedgerService } from '../transactions/ledger.service';
+import { CreatePayoutDto, PayoutDto } from './payout.dto';
+
+/** The provider's rate window between payout initialize and finalize (provider-webhooks.md: ~4 minutes). */
+export const PAYOUT_RATE_WINDOW_MS = 4 * 60 * 1000;
+
+export function toPayoutDto(row: Transaction): PayoutDto {
+  return {
+    id: row.id,
+    status: row.status,
+    customerId: row.customerId as string,
+    beneficiaryId: row.beneficiaryId as string,
+    amount: minorToNumber(row.amount),
+    currency: row.currency,
+    fee: minorToNumber(row.fee),
+    rate: row.exchangeRate?.toString() ?? null,
+    quoteExpiresAt: row.providerId ? new Date(row.createdAt.getTime() + PAYOUT_RATE_WINDOW_MS).toISOString() : null,
+    payoutAmount: row.counterAmount === null ? null : minorToNumber(row.counterAmount),
+    payoutCurrency: row.counterCurrency,
+    reference: row.reference,
+    providerId: row.providerId,
+    description: row.description,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
+ * with fee and rate), then confirm (provider finalize, `pending`). Write-ahead: the ledger row
+ * exists (status `created`) before the provider is called and holds its answer after. A provider
+ * refusal marks it `failed`; a timeout or 5xx marks it `unknown` for reconciliation; it is never
+ * deleted and never retried into a second payout.
+ */
+@Injectable()
+export class PayoutsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly ledger: LedgerService,
+    private readonly provider: ProviderClient,
+    private readonly customers: CustomersService,
+    private readonly beneficiaries: BeneficiariesService,
+    private readonly config: ConfigService<Env, true>,
+  ) {}
+
+  /**
+   * Initializes a payout of `amount` minor units of `sourceCurrency` (default USD).
+   * @throws NotFoundError (404) customer or beneficiary; ValidationError (400) beneficiary of another
+   * customer or unknown currency; ProviderError (422/502/504) with the ledger row kept (`failed`/`unknown`).
+   */
+  async create(input: CreatePayoutDto): Promise<PayoutDto> {
+    const currency = input.sourceCurrency ?? 'USD';
+    currencyExponent(currency);
+    const customer = await this.customers.requireRow(input.customerId);
+    const beneficiary = await this.beneficiaries.requireRow(input.beneficiaryId);
+    if (beneficiary.customerId !== customer.id || !beneficiary.providerId) {
+      throw new ValidationError([{ field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' }]);
+    }
+    const row = await this.ledger.record({
+      kind: 'payout',
+      direction: 'debit',
+      amount: BigInt(input.amount),
+      currency,
+      customerId: customer.id,
+      beneficiaryId: beneficiary.id,
+      counterCurrency: beneficiary.currency,
+      reference: newReference('payout'),
+      description: input.description,
+    });
+    try {
+      const upstream = await this.provider.initializePayout({
+        amountMinor: BigInt(input.amount),
+        sourceCurrency: currency,
+        reference: row.reference,
+        customerEmail: customer.email,
+        description: input.description,
+        beneficiaryId: beneficiary.providerId,
+        callbackUrl: providerCallbackUrl(this.config),
+      });
+      const { transaction } = await this.ledger.transition(row.id, 'initiated', 'api', {
+        patch: {
+          providerId: upstream.id,
+          fee: upstream.feeMinor,
+          exchangeRate: upstream.exchangeRate ?? upstream.spotPrice,
+          providerPayload: upstream.raw as Prisma.InputJsonValue,
+        },
+      });
+      return toPayoutDto(transaction);
+    } catch (error) {
+      await this.recordFailure(row.id, error);
+      throw error;
+    }
+  }
+
+  /**
+   * Confirms (finalizes) an `initiated` payout at the provider → `pending`, with the payout amount
+   * and currency. Only one request sends the finalize, however many arrive.
+   * @throws NotFoundError (404); InvalidStateTransitionError (409) unless `initiated` and not already
+   * being confirmed (the provider is not called); ProviderError (422 leaves it `initiated`; 502/504 → `unknown`).
+   */
+  async confirm(id: string): Promise<PayoutDto> {
+    const row = await this.requirePayout(id);
+    const claimed = await this.prisma.transaction.updateMany({
+      where: { id, kind: 'payout', status: 'initiated', confirmRequestedAt: null },
+      data: { confirmRequestedAt: new Date() },
+    });
+    if (claimed.count === 0) {
+      const current = await this.requirePayout(id);
+      throw new InvalidStateTransitionError('payout', current.confirmRequestedAt && current.status === 'initiated' ? 'confirming' : current.status, 'pending');
+    }
+    try {
+      const upstream = await this.provider.finalizePayout({ transactionId: row.providerId as string, sourceCurrency: row.currency });
+      const { transaction } = await this.ledger.transition(id, 'pending', 'api', {
+        patch: {
+          counterAmount: upstream.payoutAmountMinor,
+          counterCurrency: upstream.payoutCurrency ?? row.counterCurrency,
+          exchangeRate: upstream.exchangeRate ?? row.exchangeRate,
+          providerPayload: upstream.raw as Prisma.InputJsonValue,
+        },
+      });
+      return toPayoutDto(transaction);
+    } catch (error) {
+      if (error instanceof ProviderError && error.code === ErrorCode.ProviderRejected) {
+        // The provider said no: nothing happened, the payout may be confirmed again.
+        await this.prisma.transaction.update({ where: { id }, data: { confirmRequestedAt: null, failureReason: error.message } });
+      } else {
+        await this.recordFailure(id, error);
+      }
+      throw error;
+    }
+  }
+
+  /** @throws NotFoundError (404). */
+  async get(id: string): Promise<PayoutDto> {
+    return toPayoutDto(await this.requirePayout(id));
+  }
+
+  private async requirePayout(id: string): Promise<Transaction> {
+    const row = await this.prisma.transaction.findUnique({ where: { id } });
+    if (!row || row.kind !== 'payout') throw new NotFoundError('Payout', id);
+    return row;
+  }
+
+  /** After a failed provider call: refused → `failed`; no clear answer → `unknown` (reconciliation decides). */
+  private async recordFailure(id: string, error: unknown): Promise<void> {
+    const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+    await this.ledger.transition(id, refused ? 'failed' : 'unknown', 'api', {
+      patch: { failureReason: error instanceof Error ? error.message : String(error) },
+    });
+  }
+}

@@ -1,0 +1,238 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError, ValidationError } from '../common/errors';
+import { minorToNumber } from '../common/money';
+import { newReference } from '../common/reference';
+import { PrismaService } from '../database/prisma.service';
+import type { Prisma, SwapQuote, Transaction, TransactionStatus } from '../generated/prisma/client';
+import { ProviderClient } from '../provider';
+import { LedgerService } from '../transactions/ledger.service';
+import { CreateSwapDto, CreateSwapQuoteDto, SwapDto, SwapQuoteDto } from './swap.dto';
+import { effectiveQuoteStatus, quoteExecutionRefusal, quoteExpiresAt } from './swap-quote-rules';
+
+export function toSwapQuoteDto(row: SwapQuote, now: Date = new Date()): SwapQuoteDto {
+  return {
+    id: row.id,
+    status: effectiveQuoteStatus(row, now),
+    sourceCurrency: row.sourceCurrency,
+    targetCurrency: row.targetCurrency,
+    sourceAmount: minorToNumber(row.sourceAmount),
+    targetAmount: minorToNumber(row.targetAmount),
+    fee: minorToNumber(row.fee),
+    rate: row.rate.toString(),
+    expiresAt: row.expiresAt.toISOString(),
+    executedAt: row.executedAt?.toISOString() ?? null,
+    transactionId: row.transactionId,
+    providerId: row.providerId,
+    createdAt: row.createdAt.toISOString(),
+  };
+}
+
+export function toSwapDto(row: Transaction, quoteId: string): SwapDto {
+  return {
+    id: row.id,
+    status: row.status,
+    quoteId,
+    sourceCurrency: row.currency,
+    targetCurrency: row.counterCurrency as string,
+    sourceAmount: minorToNumber(row.amount),
+    targetAmount: row.counterAmount === null ? null : minorToNumber(row.counterAmount),
+    fee: minorToNumber(row.fee),
+    rate: row.exchangeRate?.toString() ?? null,
+    reference: row.reference,
+    providerId: row.providerId,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
+  };
+}
+
+/** Ledger status for the status of a finalize-swap answer (the doc promises `success`). */
+function swapOutcome(providerStatus: string): TransactionStatus {
+  if (providerStatus === 'success') return 'success';
+  if (providerStatus === 'failed') return 'failed';
+  return 'unknown';
+}
+
+/**
+ * Currency swaps between the account's wallets, in two steps (provider-api.md "Swaps",
+ * "Swap quote", "Swap transaction", "Limits"): a quote (stored per API client, valid until
+ * `expiresAt`, about 250 s), then its execution (finalize-swap, `success` at once; the provider
+ * sends no swap events, provider-webhooks.md "Event names").
+ *
+ * A quote is executed at most once: it is claimed with a conditional update (`open` and not
+ * expired → `executing`) in the same database transaction that writes the ledger row (kind
+ * `swap`, direction `debit`, status `created`), so of two concurrent requests only one calls the
+ * provider. After the call:
+ * - success → ledger `success`, quote `executed`;
+ * - provider refusal (422) → ledger `failed`, quote `failed`. The quote is NOT reopened: nothing
+ *   moved, but the quote stays linked 1:1 to the ledger row of its one attempt, and a new quote
+ *   (cheap, ~250 s) is the way to retry. The provider may also have refused because it counts the
+ *   quote as used or lapsed, so a second finalize would be refused again;
+ * - timeout / 5xx / malformed answer → ledger `unknown`, quote stays `executing`: the swap may
+ *   have happened; reconciliation decides, and the quote is never executed a second time.
+ */
+@Injectable()
+export class SwapsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly ledger: LedgerService,
+    private readonly provider: ProviderClient,
+  ) {}
+
+  /**
+   * Asks the provider for a quote to sell `amount` minor units of `sourceCurrency` for
+   * `targetCurrency`, and stores it for `clientId` (status `open`). Amounts in the answer are
+   * minor units (target amount rounded half-even by the provider layer); `expiresAt` is the
+   * earlier of the provider's expiration and our request time + its seconds of validity.
+   * Nothing moves money here, so no Idempotency-Key is needed.
+   * @throws ValidationError (400, field `targetCurrency`) when both currencies are the same;
+   * ProviderError (422 refused; 502 failed or quoted another currency pair; 504 timeout): nothing stored.
+   */
+  async createQuote(clientId: string, input: CreateSwapQuoteDto): Promise<SwapQuoteDto> {
+    if (input.sourceCurrency === input.targetCurrency) {
+      throw new ValidationError([{ field: 'targetCurrency', message: 'targetCurrency must differ from sourceCurrency' }]);
+    }
+    const requestedAt = new Date();
+    const upstream = await this.provider.initializeSwap({
+      sourceCurrency: input.sourceCurrency,
+      targetCurrency: input.targetCurrency,
+      amountMinor: BigInt(input.amount),
+    });
+    if (upstream.sourceCurrency !== input.sourceCurrency || upstream.targetCurrency !== input.targetCurrency) {
+      throw new ProviderError(
+        ErrorCode.ProviderUnavailable,
+        `The provider quoted ${upstream.sourceCurrency}→${upstream.targetCurrency} for a ${input.sourceCurrency}→${input.targetCurrency} request.`,
+        'initializeSwap',
+      );
+    }
+    const row = await this.prisma.swapQuote.create({
+      data: {
+        providerId: upstream.id,
+        clientId,
+        sourceCurrency: upstream.sourceCurrency,
+        targetCurrency: upstream.targetCurrency,
+        sourceAmount: upstream.sourceAmountMinor,
+        targetAmount: upstream.targetAmountMinor,
+        fee: upstream.feeMinor,
+        rate: upstream.rate,
+        status: 'open',
+        expiresAt: quoteExpiresAt(upstream, requestedAt),
+        providerPayload: upstream.raw as Prisma.InputJsonValue,
+      },
+    });
+    return toSwapQuoteDto(row);
+  }
+
+  /** One of the client's quotes. @throws NotFoundError (404), also for another client's quote. */
+  async getQuote(clientId: string, id: string): Promise<SwapQuoteDto> {
+    return toSwapQuoteDto(await this.requireQuote(clientId, id));
+  }
+
+  /**
+   * Executes one of the client's quotes at the provider (finalize-swap) → the swap's ledger row:
+   * `amount`/`currency` = source (debited), `counterAmount`/`counterCurrency` = target, fee in
+   * minor units of the source, `exchangeRate` = the quote's rate; status `success`.
+   * @throws NotFoundError (404) unknown quote or another client's; QuoteExpiredError (422
+   * `quote_expired`) when it lapsed; InvalidStateTransitionError (409) when it is executing,
+   * executed or failed — in all three cases the provider is not called. ProviderError (422 → ledger
+   * `failed`, quote `failed`; 502/504 → ledger `unknown`, quote stays `executing`).
+   */
+  async execute(clientId: string, input: CreateSwapDto): Promise<SwapDto> {
+    const quote = await this.requireQuote(clientId, input.quoteId);
+    const now = new Date();
+    const refusal = quoteExecutionRefusal(quote, now);
+    if (refusal) throw refusal;
+
+    const transactionId = randomUUID();
+    const recorded = await this.prisma.$transaction(async (tx) => {
+      const claimed = await tx.swapQuote.updateMany({
+        where: { id: quote.id, clientId, status: 'open', expiresAt: { gt: now } },
+        data: { status: 'executing', transactionId },
+      });
+      if (claimed.count === 0) return null;
+      return this.ledger.record(
+        {
+          id: transactionId,
+          kind: 'swap',
+          direction: 'debit',
+          amount: quote.sourceAmount,
+          currency: quote.sourceCurrency,
+          counterAmount: quote.targetAmount,
+          counterCurrency: quote.targetCurrency,
+          exchangeRate: quote.rate,
+          fee: quote.fee,
+          reference: newReference('swap'),
+          description: `Swap ${quote.sourceCurrency} to ${quote.targetCurrency} (quote ${quote.id})`,
+        },
+        'api',
+        tx,
+      );
+    });
+    if (!recorded) {
+      // Another request claimed it between our read and our update (or it lapsed meanwhile).
+      const current = await this.requireQuote(clientId, quote.id);
+      throw quoteExecutionRefusal(current, now) ?? new InvalidStateTransitionError('Swap quote', current.status, 'executed');
+    }
+
+    try {
+      const upstream = await this.provider.finalizeSwap({ quoteId: quote.providerId, sourceCurrency: quote.sourceCurrency });
+      const outcome = swapOutcome(upstream.status);
+      const row = await this.prisma.$transaction(async (tx) => {
+        const { transaction } = await this.ledger.transition(transactionId, outcome, 'api', {
+          tx,
+          patch: {
+            providerId: upstream.id,
+            amount: upstream.amountMinor,
+            // The swap answer's fee when it states one, else the quoted fee.
+            fee: upstream.feeMinor > 0n ? upstream.feeMinor : quote.fee,
+            providerPayload: upstream.raw as Prisma.InputJsonValue,
+            ...(outcome === 'success' ? {} : { failureReason: `The provider answered the swap with status ${upstream.status}.` }),
+          },
+        });
+        if (outcome !== 'unknown') {
+          await tx.swapQuote.update({
+            where: { id: quote.id },
+            data: outcome === 'success' ? { status: 'executed', executedAt: new Date() } : { status: 'failed' },
+          });
+        }
+        return transaction;
+      });
+      return toSwapDto(row, quote.id);
+    } catch (error) {
+      await this.recordFailure(transactionId, quote.id, error);
+      throw error;
+    }
+  }
+
+  /**
+   * One swap (a ledger row of kind `swap`) of this client's quotes.
+   * @throws NotFoundError (404), also for a swap of another client's quote.
+   */
+  async getSwap(clientId: string, id: string): Promise<SwapDto> {
+    const row = await this.prisma.transaction.findUnique({ where: { id } });
+    const quote = row?.kind === 'swap' ? await this.prisma.swapQuote.findUnique({ where: { transactionId: id } }) : null;
+    if (!row || !quote || quote.clientId !== clientId) throw new NotFoundError('Swap', id);
+    return toSwapDto(row, quote.id);
+  }
+
+  private async requireQuote(clientId: string, id: string): Promise<SwapQuote> {
+    const row = await this.prisma.swapQuote.findUnique({ where: { id } });
+    if (!row || row.clientId !== clientId) throw new NotFoundError('Swap quote', id);
+    return row;
+  }
+
+  /**
+   * After a failed finalize: refused → ledger `failed` and quote `failed` (one DB transaction);
+   * no clear answer → ledger `unknown`, quote left `executing` (reconciliation decides).
+   */
+  private async recordFailure(transactionId: string, quoteId: string, error: unknown): Promise<void> {
+    const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+    const failureReason = error instanceof Error ? error.message : String(error);
+    await this.prisma.$transaction(async (tx) => {
+      await this.ledger.transition(transactionId, refused ? 'failed' : 'unknown', 'api', { tx, patch: { failureReason } });
+      if (refused) await tx.swapQuote.update({ where: { id: quoteId }, data: { status: 'failed' } });
+    });
+  }
+}

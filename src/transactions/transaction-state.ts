@@ -1,0 +1,64 @@
+import type { TransactionKind, TransactionStatus } from '../generated/prisma/client';
+
+/**
+ * The ledger's state machines, as data: for each kind, the statuses a transaction may move to
+ * from each status. The API, webhook handlers and reconciliation all move statuses through
+ * `LedgerService.transition`, which reads this table; no other code assigns a status.
+ *
+ * `created` is written before the provider is called (write-ahead). `unknown` means the provider
+ * call's outcome is not known (timeout, 5xx): reconciliation settles it, it is never retried blindly.
+ * Final statuses only move on an explicit reversal (`success → reversed`).
+ * Sources: provider-api.md "States and transitions", provider-webhooks.md (payout statuses).
+ */
+export const TRANSITIONS: Record<TransactionKind, Partial<Record<TransactionStatus, TransactionStatus[]>>> = {
+  payout: {
+    created: ['initiated', 'failed', 'unknown'],
+    unknown: ['initiated', 'pending', 'processing', 'success', 'failed', 'expired'],
+    initiated: ['pending', 'processing', 'success', 'failed', 'expired'],
+    pending: ['processing', 'success', 'failed'],
+    processing: ['success', 'failed'],
+    success: ['reversed'],
+  },
+  collection: {
+    created: ['processing', 'failed', 'unknown'],
+    unknown: ['processing', 'success', 'failed', 'expired'],
+    processing: ['success', 'failed', 'expired'],
+    success: ['reversed'],
+  },
+  swap: {
+    created: ['success', 'failed', 'unknown'],
+    unknown: ['success', 'failed'],
+    success: ['reversed'],
+  },
+  card_topup: {
+    created: ['pending', 'failed', 'unknown'],
+    unknown: ['pending', 'success', 'failed'],
+    pending: ['success', 'failed'],
+    success: ['reversed'],
+  },
+  card_withdrawal: {
+    created: ['pending', 'failed', 'unknown'],
+    unknown: ['pending', 'success', 'failed'],
+    pending: ['success', 'failed'],
+    success: ['reversed'],
+  },
+  card_spend: {
+    pending: ['success', 'failed', 'reversed'],
+    success: ['reversed'],
+  },
+};
+
+/** Statuses from which nothing moves but an explicit reversal. */
+export const FINAL_STATUSES: TransactionStatus[] = ['success', 'failed', 'expired', 'reversed'];
+
+/** Whether `kind` may move from `from` to `to`. */
+export function canTransition(kind: TransactionKind, from: TransactionStatus, to: TransactionStatus): boolean {
+  return TRANSITIONS[kind][from]?.includes(to) ?? false;
+}
+
+/** The statuses from which `kind` may move to `to` (for conditional updates). */
+export function sourcesOf(kind: TransactionKind, to: TransactionStatus): TransactionStatus[] {
+  return (Object.entries(TRANSITIONS[kind]) as Array<[TransactionStatus, TransactionStatus[]]>)
+    .filter(([, targets]) => targets.includes(to))
+    .map(([from]) => from);
+}
