@@ -34,7 +34,7 @@ export class AppModule {
         ConfigModule.forRoot({ isGlobal: true, cache: true, validate: validateEnv }),
         LoggerModule.forRootAsync({
           inject: [ConfigService],
-          useFactory: (config: ConfigService<Env, true>) => loggerOptions(config.get('LOG_LEVEL', { infer: true })),
+          useFactory: (config: ConfigService<Env, true>) => loggerOptions(config.get('LOG_LEVEL', { infer: true }), config.get('LOG_FILE', { infer: true })),
         }),
         ThrottlerModule.forRootAsync({
           inject: [ConfigService],

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Logger as NestLogger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { sendProblem } from './common/problem-details.filter';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
 import { MetricsService } from './metrics/metrics.service';
@@ -55,7 +53,6 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
 
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(MetricsService);
-  const logger = new NestLogger('Http');
   fastify.addHook('onSend', async (request, reply, payload) => {
     void reply.header('x-request-id', request.id);
     return payload;
@@ -63,9 +60,6 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   fastify.addHook('onResponse', async (request, reply) => {
     metrics.observeHttpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
-  // Errors raised by Fastify itself (body too large, malformed JSON) get problem+json too; unknown
-  // routes reach ProblemDetailsFilter through Nest's own not-found handler.
-  fastify.setErrorHandler((error, request, reply) => sendProblem(reply, request, error, logger));
 
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
   await app.init();

@@ -1,17 +1,22 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { renderOpenApi } from '../src/openapi';
-import { Harness, startHarness } from './support/harness';
+import { Harness, SIMULATOR_API_KEY, startHarness } from './support/harness';
 
 describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
   let h: Harness;
   let key: string;
+  const logFile = path.join(os.tmpdir(), `wg-platform-${process.pid}.log`);
 
   beforeAll(async () => {
-    h = await startHarness({ env: { RATE_LIMIT_PER_MINUTE: '5', BODY_LIMIT_BYTES: '2048' } });
+    h = await startHarness({ env: { RATE_LIMIT_PER_MINUTE: '5', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'info', LOG_FILE: logFile } });
     key = await h.key(['customers:read', 'customers:write']);
   });
-  afterAll(() => h.close());
+  afterAll(async () => {
+    await h.close();
+    fs.rmSync(logFile, { force: true });
+  });
 
   it('answers liveness and readiness without a key', async () => {
     const live = await h.http().get('/health/live');
@@ -74,6 +79,18 @@ describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
     expect(res.status).toBe(200);
     expect(res.text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/v1\/customers",status="200"\} \d+/);
     expect(res.text).toMatch(/provider_call_duration_seconds_count\{operation="createCustomer",outcome="ok"\} 1/);
+  });
+
+  it('writes JSON logs with the request id on each request line and no key or provider secret', async () => {
+    await h.http().post('/v1/customers').set('Authorization', `Bearer ${key}`).set('x-request-id', 'log-trace-42')
+      .send({ email: 'logs@example.com', firstName: 'L', lastName: 'G', phone: '8012345678', countryCode: '+234' });
+    const text = fs.readFileSync(logFile, 'utf8');
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+    const traced = lines.filter((l) => l.req?.id === 'log-trace-42' || l.reqId === 'log-trace-42');
+    expect(traced.map((l) => l.msg)).toEqual(expect.arrayContaining(['request completed', 'provider createCustomer ok']));
+    expect(text).not.toContain(key);
+    expect(text).not.toContain(SIMULATOR_API_KEY);
+    expect(text).not.toMatch(/authorization/i);
   });
 
   it('keeps openapi.json in step with the code (run `npm run openapi` after API changes)', async () => {

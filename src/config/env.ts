@@ -57,6 +57,10 @@ export class Env {
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
   @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
+
+  /** Write JSON log lines to this file instead of stdout (optional). */
+  @IsOptional() @IsString()
+  LOG_FILE?: string;
 }
 
 /**
