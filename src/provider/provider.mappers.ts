@@ -326,6 +326,26 @@ export function toCountryRequirement(data: Data): ProviderCountryRequirement {
 }
 
 /**
+ * Fields shared by payout and swap transactions: reference, codes, and amount and fee in minor
+ * units of `currency` (`centAmount`/`centFees` when present, else the major-unit values).
+ */
+function ledgerFields(f: Fields<WirePayoutTransaction> | Fields<WireSwapTransaction>, currency: string) {
+  const fields = f as Fields<WirePayoutTransaction & WireSwapTransaction>;
+  return {
+    reference: fields.str('reference'),
+    status: fields.code('status'),
+    type: fields.code('type'),
+    action: fields.code('action'),
+    channel: fields.optCode('channel'),
+    description: fields.optStr('description'),
+    currency,
+    amountMinor: fields.minorOrMajor('centAmount', 'amount', currency, 'reject'),
+    feeMinor:
+      fields.has('centFees') || fields.has('fees') ? fields.minorOrMajor('centFees', 'fees', currency, 'half-even') : 0n,
+  };
+}
+
+/**
  * Payout transaction (provider-api.md "Payout transaction") from initialize, finalize or
  * get-transaction. `walletCurrency` is used when the answer has no `currency` (initialize, finalize).
  */
@@ -337,15 +357,7 @@ export function toPayout(data: Data, walletCurrency?: string): ProviderPayout {
   const beneficiary = data.beneficiary;
   return {
     ...base(data, f),
-    reference: f.str('reference'),
-    status: f.code('status'),
-    type: f.code('type'),
-    action: f.code('action'),
-    channel: f.optCode('channel'),
-    description: f.optStr('description'),
-    currency,
-    amountMinor: f.minorOrMajor('centAmount', 'amount', currency, 'reject'),
-    feeMinor: f.has('centFees') || f.has('fees') ? f.minorOrMajor('centFees', 'fees', currency, 'half-even') : 0n,
+    ...ledgerFields(f, currency),
     spotPrice: f.optRate('spotPrice'),
     exchangeRate: f.optRate('exchangeRate'),
     beneficiaryId:
@@ -390,15 +402,7 @@ export function toSwap(data: Data, sourceCurrency: string): ProviderSwap {
   const currency = normaliseCurrency(sourceCurrency);
   return {
     ...base(data, f),
-    reference: f.str('reference'),
-    status: f.code('status'),
-    type: f.code('type'),
-    action: f.code('action'),
-    channel: f.optCode('channel'),
-    description: f.optStr('description'),
-    currency,
-    amountMinor: f.minorOrMajor('centAmount', 'amount', currency, 'reject'),
-    feeMinor: f.has('centFees') || f.has('fees') ? f.minorOrMajor('centFees', 'fees', currency, 'half-even') : 0n,
+    ...ledgerFields(f, currency),
     balanceAfterMinor: f.optMajor('balanceAfter', currency, 'half-even'),
     spotPrice: f.optRate('spotPrice'),
   };
