@@ -6,6 +6,7 @@ import { LoggerModule } from 'nestjs-pino';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
 import { ProblemDetailsFilter } from './common/problem-details.filter';
+import { FixedWindowThrottlerStorage } from './common/rate-limit/fixed-window.storage';
 import { Env, validateEnv } from './config/env';
 import { BeneficiariesModule } from './beneficiaries/beneficiaries.module';
 import { CollectionsModule } from './collections/collections.module';
@@ -34,7 +35,8 @@ export class AppModule {
         ConfigModule.forRoot({ isGlobal: true, cache: true, validate: validateEnv }),
         LoggerModule.forRootAsync({
           inject: [ConfigService],
-          useFactory: (config: ConfigService<Env, true>) => loggerOptions(config.get('LOG_LEVEL', { infer: true }), config.get('LOG_FILE', { infer: true })),
+          useFactory: (config: ConfigService<Env, true>) =>
+            loggerOptions(config.get('LOG_LEVEL', { infer: true }), config.get('LOG_FILE', { infer: true })),
         }),
         ThrottlerModule.forRootAsync({
           inject: [ConfigService],
@@ -43,6 +45,7 @@ export class AppModule {
             // One budget per API key across all routes (unauthenticated routes fall back to the IP).
             getTracker: (req: Record<string, any>) => (req.apiClient?.id as string | undefined) ?? String(req.ip),
             generateKey: (_ctx, tracker, name) => `${name}:${tracker}`,
+            storage: new FixedWindowThrottlerStorage(),
           }),
         }),
         DatabaseModule,
