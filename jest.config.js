@@ -11,11 +11,16 @@ function esmPackages(dir = path.join(__dirname, 'node_modules')) {
     for (const entry of fs.readdirSync(d, { withFileTypes: true })) {
       if (entry.name.startsWith('.')) continue;
       const full = path.join(d, entry.name);
-      if (entry.name.startsWith('@')) { visit(full); continue; }
+      if (entry.name.startsWith('@')) {
+        visit(full);
+        continue;
+      }
       try {
         const pkg = JSON.parse(fs.readFileSync(path.join(full, 'package.json'), 'utf8'));
         if (pkg.type === 'module') found.add(pkg.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
-      } catch { /* not a package */ }
+      } catch {
+        /* not a package */
+      }
       const nested = path.join(full, 'node_modules');
       if (fs.existsSync(nested)) visit(nested);
     }

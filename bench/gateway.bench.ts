@@ -81,17 +81,33 @@ async function main(): Promise<void> {
     const created = await fetch(`${origin}/v1/customers`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: 'bench@example.com', firstName: 'Bench', lastName: 'Mark', phone: '8012345678', countryCode: '+234' }),
+      body: JSON.stringify({
+        email: 'bench@example.com',
+        firstName: 'Bench',
+        lastName: 'Mark',
+        phone: '8012345678',
+        countryCode: '+234',
+      }),
     });
     const customer = (await created.json()) as { id: string; providerId: string };
-    if (created.status !== 201) throw new Error(`customer create failed: ${created.status} ${JSON.stringify(customer)}`);
+    if (created.status !== 201)
+      throw new Error(`customer create failed: ${created.status} ${JSON.stringify(customer)}`);
 
-    const warm = (url: string, headers: Record<string, string>) => load({ name: 'warm-up', url, headers, rate: RATE, seconds: 2 });
+    const warm = (url: string, headers: Record<string, string>) =>
+      load({ name: 'warm-up', url, headers, rate: RATE, seconds: 2 });
     const runs: LoadResult[] = [];
     const targets: Array<[string, string, Record<string, string>]> = [
       ['gateway local read   GET /v1/customers/{id}', `${origin}/v1/customers/${customer.id}`, auth],
-      ['gateway pass-through GET /v1/customers/{id}?refresh=true', `${origin}/v1/customers/${customer.id}?refresh=true`, auth],
-      ['simulator direct     GET /api/v1/customers/{id}', `${simOrigin}/api/v1/customers/${customer.providerId}`, { authorization: `Bearer ${PROVIDER_KEY}` }],
+      [
+        'gateway pass-through GET /v1/customers/{id}?refresh=true',
+        `${origin}/v1/customers/${customer.id}?refresh=true`,
+        auth,
+      ],
+      [
+        'simulator direct     GET /api/v1/customers/{id}',
+        `${simOrigin}/api/v1/customers/${customer.providerId}`,
+        { authorization: `Bearer ${PROVIDER_KEY}` },
+      ],
     ];
     for (const [name, url, headers] of targets) {
       await warm(url, headers);

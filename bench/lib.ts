@@ -30,7 +30,11 @@ export async function load(opts: {
   seconds: number;
   connections?: number;
 }): Promise<LoadResult> {
-  const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: 3 });
+  const histogram = hdr.build({
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: 60_000_000,
+    numberOfSignificantValueDigits: 3,
+  });
   let non2xx = 0;
   // Without a callback autocannon returns an instance that is both an EventEmitter and a promise.
   const instance = autocannon({
@@ -61,7 +65,12 @@ export async function load(opts: {
 }
 
 /** Polls a URL until it answers below 500; returns the milliseconds it took from `since`. */
-export async function waitUntilUp(url: string, since: bigint, child?: ChildProcess, timeoutMs = 60_000): Promise<number> {
+export async function waitUntilUp(
+  url: string,
+  since: bigint,
+  child?: ChildProcess,
+  timeoutMs = 60_000,
+): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child && child.exitCode !== null) throw new Error(`process for ${url} exited with ${child.exitCode}`);
@@ -81,14 +90,25 @@ export function spawnNode(args: string[], env: NodeJS.ProcessEnv): ChildProcess 
 }
 
 export function buildGateway(): void {
-  const r = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  const r = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+    stdio: 'inherit',
+  });
   if (r.status !== 0) throw new Error('tsc failed');
 }
 
 export function table(rows: LoadResult[]): string {
   const head = ['route', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'non-2xx', 'errors'];
-  const body = rows.map((r) => [r.name, r.rps.toFixed(0), r.p50.toFixed(3), r.p90.toFixed(3), r.p99.toFixed(3), String(r.non2xx), String(r.errors)]);
+  const body = rows.map((r) => [
+    r.name,
+    r.rps.toFixed(0),
+    r.p50.toFixed(3),
+    r.p90.toFixed(3),
+    r.p99.toFixed(3),
+    String(r.non2xx),
+    String(r.errors),
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   return [line(head), ...body.map(line)].join('\n');
 }

@@ -85,7 +85,12 @@ async function main(): Promise<void> {
     const sim = run(
       process.execPath,
       ['--import', 'tsx', 'simulator/main.ts'],
-      { ...process.env, SIMULATOR_PORT: String(simulatorPort), PROVIDER_API_KEY: providerApiKey, PROVIDER_WEBHOOK_SECRET: webhookSecret },
+      {
+        ...process.env,
+        SIMULATOR_PORT: String(simulatorPort),
+        PROVIDER_API_KEY: providerApiKey,
+        PROVIDER_WEBHOOK_SECRET: webhookSecret,
+      },
       'simulator',
     );
     await waitFor(`http://127.0.0.1:${simulatorPort}/__admin/state`, sim, 'simulator');
@@ -93,7 +98,9 @@ async function main(): Promise<void> {
   }
 
   log('compiling the gateway (tsc)');
-  const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+  const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+    stdio: 'inherit',
+  });
   if (build.status !== 0) throw new Error('tsc failed');
 
   const gateway = run(
@@ -114,7 +121,10 @@ async function main(): Promise<void> {
   await waitFor(`${url}/health/ready`, gateway, 'gateway');
 
   const prisma = new PrismaClient({ adapter: createPgAdapter(databaseUrl, 1) });
-  await prisma.apiClient.updateMany({ where: { name: DEMO_CLIENT_NAME, revokedAt: null }, data: { revokedAt: new Date() } });
+  await prisma.apiClient.updateMany({
+    where: { name: DEMO_CLIENT_NAME, revokedAt: null },
+    data: { revokedAt: new Date() },
+  });
   const { key } = await createApiClient(prisma, DEMO_CLIENT_NAME, DEMO_SCOPES);
   await prisma.$disconnect();
 

@@ -27,7 +27,7 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
   const config = new DocumentBuilder()
     .setTitle('Wallet gateway')
     .setDescription(
-      'Backend-for-frontend in front of the fintech provider. Amounts are integers in the currency\'s minor unit; ' +
+      "Backend-for-frontend in front of the fintech provider. Amounts are integers in the currency's minor unit; " +
         'errors are application/problem+json (RFC 9457) with a stable `code`; lists use keyset cursors.',
     )
     .setVersion('1')
@@ -58,7 +58,12 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
     return payload;
   });
   fastify.addHook('onResponse', async (request, reply) => {
-    metrics.observeHttpRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    metrics.observeHttpRequest(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
   });
 
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Harness, startHarness } from './support/harness';
 
-const customerBody = (email: string) => ({ email, firstName: 'Ada', lastName: 'Obi', phone: '8012345678', countryCode: '234' });
+const customerBody = (email: string) => ({
+  email,
+  firstName: 'Ada',
+  lastName: 'Obi',
+  phone: '8012345678',
+  countryCode: '234',
+});
 const newKey = () => `idem-${randomUUID()}`;
 
 describe('collections, swaps and virtual accounts (e2e: gateway + simulator + PostgreSQL)', () => {
@@ -68,8 +74,19 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
       expect(expiresAt).toBeLessThan(Date.now() + 7_300_000);
 
       const [row] = await h.db.query('SELECT * FROM transactions WHERE id = $1', [collection.transactionId]);
-      expect(row).toMatchObject({ kind: 'collection', direction: 'credit', status: 'processing', amount: '6500000', fee: '97500', currency: 'NGN', provider_id: collection.providerId });
-      const changes = await h.db.query('SELECT "from", "to", source FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id', [collection.transactionId]);
+      expect(row).toMatchObject({
+        kind: 'collection',
+        direction: 'credit',
+        status: 'processing',
+        amount: '6500000',
+        fee: '97500',
+        currency: 'NGN',
+        provider_id: collection.providerId,
+      });
+      const changes = await h.db.query(
+        'SELECT "from", "to", source FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id',
+        [collection.transactionId],
+      );
       expect(changes).toEqual([
         { from: null, to: 'created', source: 'api' },
         { from: 'created', to: 'processing', source: 'api' },
@@ -139,11 +156,16 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
 
   describe('swaps', () => {
     const quote = async (amount = 10_000) => {
-      const res = await h.http().post('/v1/swap-quotes').set(auth()).send({ sourceCurrency: 'usd', targetCurrency: 'NGN', amount });
+      const res = await h
+        .http()
+        .post('/v1/swap-quotes')
+        .set(auth())
+        .send({ sourceCurrency: 'usd', targetCurrency: 'NGN', amount });
       expect(res.status).toBe(201);
       return res.body;
     };
-    const execute = (quoteId: string, idem = newKey()) => h.http().post('/v1/swaps').set(auth()).set('Idempotency-Key', idem).send({ quoteId });
+    const execute = (quoteId: string, idem = newKey()) =>
+      h.http().post('/v1/swaps').set(auth()).set('Idempotency-Key', idem).send({ quoteId });
     let q: Record<string, any>;
     let swap: Record<string, any>;
 
@@ -192,10 +214,13 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
         fee: '50',
         completed_at: expect.any(Date),
       });
-      expect((await h.db.query('SELECT "to" FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id', [swap.id])).map((c) => c.to)).toEqual([
-        'created',
-        'success',
-      ]);
+      expect(
+        (
+          await h.db.query('SELECT "to" FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id', [
+            swap.id,
+          ])
+        ).map((c) => c.to),
+      ).toEqual(['created', 'success']);
       const calls = await h.sim.calls('finalizeSwap');
       expect(calls).toHaveLength(1);
       expect(calls[0].body).toMatchObject({ quoteId: q.providerId });
@@ -239,7 +264,11 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
     afterAll(() => short?.close());
 
     it('answers 422 quote_expired without calling finalizeSwap', async () => {
-      const quoted = await short.http().post('/v1/swap-quotes').set('Authorization', `Bearer ${shortKey}`).send({ sourceCurrency: 'USD', targetCurrency: 'KES', amount: 10_000 });
+      const quoted = await short
+        .http()
+        .post('/v1/swap-quotes')
+        .set('Authorization', `Bearer ${shortKey}`)
+        .send({ sourceCurrency: 'USD', targetCurrency: 'KES', amount: 10_000 });
       expect(quoted.status).toBe(201);
       const receivedAt = Date.now();
       expect(Date.parse(quoted.body.expiresAt)).toBeLessThanOrEqual(receivedAt + 1_000);
@@ -254,13 +283,22 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
       expect(res.body.code).toBe('quote_expired');
       expect(await short.sim.calls('finalizeSwap')).toHaveLength(0);
       expect(await short.db.query("SELECT id FROM transactions WHERE kind = 'swap'")).toHaveLength(0);
-      const got = await short.http().get(`/v1/swap-quotes/${quoted.body.id}`).set('Authorization', `Bearer ${shortKey}`);
+      const got = await short
+        .http()
+        .get(`/v1/swap-quotes/${quoted.body.id}`)
+        .set('Authorization', `Bearer ${shortKey}`);
       expect(got.body.status).toBe('expired');
     });
   });
 
   describe('virtual accounts', () => {
-    const vaBody = (extra: Record<string, unknown> = {}) => ({ customerId, bank: 'safehaven', bvn: '22123456789', phoneNumber: '08012345678', ...extra });
+    const vaBody = (extra: Record<string, unknown> = {}) => ({
+      customerId,
+      bank: 'safehaven',
+      bvn: '22123456789',
+      phoneNumber: '08012345678',
+      ...extra,
+    });
     let account: Record<string, any>;
 
     it('issues a safehaven account at the provider and stores it', async () => {
@@ -280,14 +318,29 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
       });
       const rows = await h.db.query('SELECT * FROM virtual_accounts WHERE id = $1', [account.id]);
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ customer_id: customerId, provider_id: account.providerId, account_number: account.accountNumber });
+      expect(rows[0]).toMatchObject({
+        customer_id: customerId,
+        provider_id: account.providerId,
+        account_number: account.accountNumber,
+      });
       const calls = await h.sim.calls('createVirtualAccount');
       expect(calls).toHaveLength(1);
-      expect(calls[0].body).toMatchObject({ bank: 'safehaven', bvn: '22123456789', customerEmail: 'ada@example.com', firstName: 'Ada', lastName: 'Obi', reference: account.reference });
+      expect(calls[0].body).toMatchObject({
+        bank: 'safehaven',
+        bvn: '22123456789',
+        customerEmail: 'ada@example.com',
+        firstName: 'Ada',
+        lastName: 'Obi',
+        reference: account.reference,
+      });
     });
 
     it('refuses providus without dateOfBirth with 400 and calls nothing', async () => {
-      const res = await h.http().post('/v1/virtual-accounts').set(auth()).send(vaBody({ bank: 'providus' }));
+      const res = await h
+        .http()
+        .post('/v1/virtual-accounts')
+        .set(auth())
+        .send(vaBody({ bank: 'providus' }));
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('validation_failed');
       expect(res.body.errors).toEqual([expect.objectContaining({ field: 'dateOfBirth' })]);
@@ -296,7 +349,11 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
     });
 
     it('lists by customer', async () => {
-      const other = await h.http().post('/v1/virtual-accounts').set(auth()).send(vaBody({ customerId: otherCustomerId, bank: 'providus', dateOfBirth: '1990-04-01' }));
+      const other = await h
+        .http()
+        .post('/v1/virtual-accounts')
+        .set(auth())
+        .send(vaBody({ customerId: otherCustomerId, bank: 'providus', dateOfBirth: '1990-04-01' }));
       expect(other.status).toBe(201);
       expect(other.body).toMatchObject({ bank: 'providus', bankName: 'Providus Bank', customerId: otherCustomerId });
       const mine = await h.http().get(`/v1/virtual-accounts?customerId=${customerId}`).set(auth());

@@ -23,14 +23,18 @@ describe('customers (e2e: gateway + simulator + PostgreSQL)', () => {
       const res = await h.http().get('/v1/customers');
       expect(res.status).toBe(401);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(res.body).toMatchObject({ status: 401, code: 'unauthorized', type: 'urn:wallet-gateway:problem:unauthorized' });
+      expect(res.body).toMatchObject({
+        status: 401,
+        code: 'unauthorized',
+        type: 'urn:wallet-gateway:problem:unauthorized',
+      });
     });
 
     it('answers 401 for an unknown key and for a revoked key', async () => {
       const unknown = await h.http().get('/v1/customers').set('Authorization', 'Bearer wgk_not-a-real-key');
       expect(unknown.status).toBe(401);
       const revoked = await h.key(['customers:read']);
-      await h.db.query("UPDATE api_clients SET revoked_at = now() WHERE key_prefix = $1", [revoked.slice(0, 12)]);
+      await h.db.query('UPDATE api_clients SET revoked_at = now() WHERE key_prefix = $1', [revoked.slice(0, 12)]);
       const res = await h.http().get('/v1/customers').set('Authorization', `Bearer ${revoked}`);
       expect(res.status).toBe(401);
       expect(res.body.code).toBe('unauthorized');
@@ -38,7 +42,11 @@ describe('customers (e2e: gateway + simulator + PostgreSQL)', () => {
 
     it('answers 403 when the key lacks the scope, and creates nothing', async () => {
       const readOnly = await h.key(['customers:read']);
-      const res = await h.http().post('/v1/customers').set('Authorization', `Bearer ${readOnly}`).send({ ...ada, email: 'scope@example.com' });
+      const res = await h
+        .http()
+        .post('/v1/customers')
+        .set('Authorization', `Bearer ${readOnly}`)
+        .send({ ...ada, email: 'scope@example.com' });
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({ code: 'forbidden', missingScopes: ['customers:write'] });
       expect(await customerRows('scope@example.com')).toHaveLength(0);
@@ -69,7 +77,13 @@ describe('customers (e2e: gateway + simulator + PostgreSQL)', () => {
       expect(row).toMatchObject({ id: created.id, provider_id: created.providerId, first_name: 'Ada' });
       const calls = await h.sim.calls('createCustomer');
       expect(calls).toHaveLength(1);
-      expect(calls[0].body).toMatchObject({ email: 'ada@example.com', firstName: 'Ada', lastName: 'Obi', phone: '8012345678', countryCode: '+234' });
+      expect(calls[0].body).toMatchObject({
+        email: 'ada@example.com',
+        firstName: 'Ada',
+        lastName: 'Obi',
+        phone: '8012345678',
+        countryCode: '+234',
+      });
     });
 
     it('gets it from the local database', async () => {
@@ -81,7 +95,11 @@ describe('customers (e2e: gateway + simulator + PostgreSQL)', () => {
 
     it('refuses a duplicate email (any case) with 409 without calling the provider', async () => {
       const before = (await h.sim.calls('createCustomer')).length;
-      const res = await h.http().post('/v1/customers').set(auth()).send({ ...ada, email: 'ADA@example.com' });
+      const res = await h
+        .http()
+        .post('/v1/customers')
+        .set(auth())
+        .send({ ...ada, email: 'ADA@example.com' });
       expect(res.status).toBe(409);
       expect(res.body.code).toBe('conflict');
       expect(await h.sim.calls('createCustomer')).toHaveLength(before);
@@ -90,7 +108,12 @@ describe('customers (e2e: gateway + simulator + PostgreSQL)', () => {
     it('updates at the provider (PUT with the merged record) and locally', async () => {
       const res = await h.http().patch(`/v1/customers/${created.id}`).set(auth()).send({ lastName: 'Okafor' });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ id: created.id, lastName: 'Okafor', firstName: 'Ada', email: 'ada@example.com' });
+      expect(res.body).toMatchObject({
+        id: created.id,
+        lastName: 'Okafor',
+        firstName: 'Ada',
+        email: 'ada@example.com',
+      });
       expect(Date.parse(res.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(String(created.updatedAt)));
       const [call] = await h.sim.calls('updateCustomer');
       expect(call.method).toBe('PUT');
@@ -104,7 +127,13 @@ describe('customers (e2e: gateway + simulator + PostgreSQL)', () => {
       const put = await fetch(`${h.sim.baseUrl}/customers/${created.providerId}`, {
         method: 'PUT',
         headers: { authorization: `Bearer ${SIMULATOR_API_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ firstName: 'Adaeze', lastName: 'Okafor', email: 'ada@example.com', phone: '8012345678', countryCode: '+234' }),
+        body: JSON.stringify({
+          firstName: 'Adaeze',
+          lastName: 'Okafor',
+          email: 'ada@example.com',
+          phone: '8012345678',
+          countryCode: '+234',
+        }),
       });
       expect(put.status).toBe(200);
       const local = await h.http().get(`/v1/customers/${created.id}`).set(auth());
@@ -119,17 +148,27 @@ describe('customers (e2e: gateway + simulator + PostgreSQL)', () => {
 
     it('lists newest first with a cursor and filters by email', async () => {
       for (const n of [1, 2, 3]) {
-        const res = await h.http().post('/v1/customers').set(auth()).send({ ...ada, email: `list${n}@example.com` });
+        const res = await h
+          .http()
+          .post('/v1/customers')
+          .set(auth())
+          .send({ ...ada, email: `list${n}@example.com` });
         expect(res.status).toBe(201);
       }
       const first = await h.http().get('/v1/customers?limit=2').set(auth());
       expect(first.status).toBe(200);
-      expect(first.body.data.map((c: { email: string }) => c.email)).toEqual(['list3@example.com', 'list2@example.com']);
+      expect(first.body.data.map((c: { email: string }) => c.email)).toEqual([
+        'list3@example.com',
+        'list2@example.com',
+      ]);
       expect(first.body.nextCursor).toEqual(expect.any(String));
       const second = await h.http().get(`/v1/customers?limit=2&cursor=${first.body.nextCursor}`).set(auth());
       expect(second.body.data.map((c: { email: string }) => c.email)).toEqual(['list1@example.com', 'ada@example.com']);
       const byEmail = await h.http().get('/v1/customers?email=LIST2@example.com').set(auth());
-      expect(byEmail.body).toEqual({ data: [expect.objectContaining({ email: 'list2@example.com' })], nextCursor: null });
+      expect(byEmail.body).toEqual({
+        data: [expect.objectContaining({ email: 'list2@example.com' })],
+        nextCursor: null,
+      });
     });
 
     it('answers 404 for an unknown id and 400 for a malformed id or cursor', async () => {
@@ -147,16 +186,27 @@ describe('customers (e2e: gateway + simulator + PostgreSQL)', () => {
 
   describe('validation', () => {
     it('answers 400 with every failing field and calls nothing', async () => {
-      const res = await h.http().post('/v1/customers').set(auth()).send({ email: 'nope', firstName: '', phone: '12', countryCode: 'x', extra: 1 });
+      const res = await h
+        .http()
+        .post('/v1/customers')
+        .set(auth())
+        .send({ email: 'nope', firstName: '', phone: '12', countryCode: 'x', extra: 1 });
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('validation_failed');
       const fields = res.body.errors.map((e: { field: string }) => e.field);
-      expect(fields).toEqual(expect.arrayContaining(['email', 'firstName', 'lastName', 'phone', 'countryCode', 'extra']));
+      expect(fields).toEqual(
+        expect.arrayContaining(['email', 'firstName', 'lastName', 'phone', 'countryCode', 'extra']),
+      );
       expect(await h.sim.calls('createCustomer')).toHaveLength(4);
     });
 
     it('answers 400 for malformed JSON', async () => {
-      const res = await h.http().post('/v1/customers').set(auth()).set('content-type', 'application/json').send('{"email":');
+      const res = await h
+        .http()
+        .post('/v1/customers')
+        .set(auth())
+        .set('content-type', 'application/json')
+        .send('{"email":');
       expect(res.status).toBe(400);
       expect(res.headers['content-type']).toMatch(/problem\+json/);
     });
@@ -169,7 +219,12 @@ describe('customers (e2e: gateway + simulator + PostgreSQL)', () => {
   });
 
   describe('provider failures leave no partial row', () => {
-    const attempt = (email: string) => h.http().post('/v1/customers').set(auth()).send({ ...ada, email });
+    const attempt = (email: string) =>
+      h
+        .http()
+        .post('/v1/customers')
+        .set(auth())
+        .send({ ...ada, email });
 
     it('maps a provider 4xx to 422 provider_rejected with its message', async () => {
       await h.sim.setFault('createCustomer', { status: 400 });

@@ -11,7 +11,12 @@ const valid = {
 describe('validateEnv', () => {
   it('fills defaults', () => {
     const env = validateEnv(valid);
-    expect(env).toMatchObject({ PORT: 3000, PROVIDER_TIMEOUT_MS: 10000, RATE_LIMIT_PER_MINUTE: 600, LOG_LEVEL: 'info' });
+    expect(env).toMatchObject({
+      PORT: 3000,
+      PROVIDER_TIMEOUT_MS: 10000,
+      RATE_LIMIT_PER_MINUTE: 600,
+      LOG_LEVEL: 'info',
+    });
   });
 
   it('names a missing variable', () => {

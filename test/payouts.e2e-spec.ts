@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Harness, startHarness } from './support/harness';
 
-const customerBody = (email: string) => ({ email, firstName: 'Jane', lastName: 'Doe', phone: '712345678', countryCode: '254' });
+const customerBody = (email: string) => ({
+  email,
+  firstName: 'Jane',
+  lastName: 'Doe',
+  phone: '712345678',
+  countryCode: '254',
+});
 const mpesa = { type: 'MOBILEMONEY', network: 'SAFARICOM', accountNumber: '254712345678', accountName: 'Jane Doe' };
 
 describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', () => {
@@ -15,14 +21,23 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
 
   const ledgerRow = async (id: string) => (await h.db.query('SELECT * FROM transactions WHERE id = $1', [id]))[0];
   const history = async (id: string) =>
-    h.db.query('SELECT "from", "to", source FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id', [id]);
-  const payoutRowCount = async () => Number((await h.db.query("SELECT count(*)::int AS n FROM transactions WHERE kind = 'payout'"))[0].n);
+    h.db.query('SELECT "from", "to", source FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id', [
+      id,
+    ]);
+  const payoutRowCount = async () =>
+    Number((await h.db.query("SELECT count(*)::int AS n FROM transactions WHERE kind = 'payout'"))[0].n);
   const postPayout = (body: Record<string, unknown>, idemKey?: string) => {
     const req = h.http().post('/v1/payouts').set(auth());
     if (idemKey !== undefined) req.set('Idempotency-Key', idemKey);
     return req.send(body);
   };
-  const payoutBody = (extra: Record<string, unknown> = {}) => ({ customerId, beneficiaryId, amount: 150000, description: 'Invoice 42', ...extra });
+  const payoutBody = (extra: Record<string, unknown> = {}) => ({
+    customerId,
+    beneficiaryId,
+    amount: 150000,
+    description: 'Invoice 42',
+    ...extra,
+  });
 
   beforeAll(async () => {
     h = await startHarness();
@@ -55,7 +70,13 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
           expect.objectContaining({ name: 'accountName', required: true }),
         ]),
       );
-      expect(res.body.destinations.BANK.map((f: { name: string }) => f.name)).toEqual(['type', 'bankCode', 'accountNumber', 'accountName', 'bankName']);
+      expect(res.body.destinations.BANK.map((f: { name: string }) => f.name)).toEqual([
+        'type',
+        'bankCode',
+        'accountNumber',
+        'accountName',
+        'bankName',
+      ]);
     });
 
     it('answers 404 for a country the provider does not serve', async () => {
@@ -67,7 +88,11 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
 
   describe('beneficiaries', () => {
     it('registers a KE mobile-money beneficiary at the provider and stores it', async () => {
-      const res = await h.http().post('/v1/beneficiaries').set(auth()).send({ customerId, country: 'KE', currency: 'KES', destination: mpesa });
+      const res = await h
+        .http()
+        .post('/v1/beneficiaries')
+        .set(auth())
+        .send({ customerId, country: 'KE', currency: 'KES', destination: mpesa });
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -83,7 +108,13 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       beneficiaryId = res.body.id;
       const rows = await h.db.query('SELECT * FROM beneficiaries WHERE id = $1', [beneficiaryId]);
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ customer_id: customerId, provider_id: res.body.providerId, country: 'KE', currency: 'KES', type: 'MOBILEMONEY' });
+      expect(rows[0]).toMatchObject({
+        customer_id: customerId,
+        provider_id: res.body.providerId,
+        country: 'KE',
+        currency: 'KES',
+        type: 'MOBILEMONEY',
+      });
       expect(rows[0].destination).toEqual(mpesa);
       const calls = await h.sim.calls('createBeneficiary');
       expect(calls).toHaveLength(1);
@@ -98,31 +129,53 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
     });
 
     it.each([
-      ['a missing required field', { type: 'MOBILEMONEY', network: 'SAFARICOM', accountNumber: '254712345678' }, 'destination.accountName'],
-      ['an account number not matching the KE pattern', { ...mpesa, accountNumber: '0712345678' }, 'destination.accountNumber'],
+      [
+        'a missing required field',
+        { type: 'MOBILEMONEY', network: 'SAFARICOM', accountNumber: '254712345678' },
+        'destination.accountName',
+      ],
+      [
+        'an account number not matching the KE pattern',
+        { ...mpesa, accountNumber: '0712345678' },
+        'destination.accountNumber',
+      ],
       ['a network outside the enum', { ...mpesa, network: 'MTN' }, 'destination.network'],
-    ])('answers 400 for %s, naming the field, without calling createBeneficiary', async (_label, destination, field) => {
-      const before = (await h.sim.calls('createBeneficiary')).length;
-      const rowsBefore = (await h.db.query('SELECT id FROM beneficiaries')).length;
-      const res = await h.http().post('/v1/beneficiaries').set(auth()).send({ customerId, country: 'KE', currency: 'KES', destination });
-      expect(res.status).toBe(400);
-      expect(res.body.code).toBe('validation_failed');
-      expect(res.body.errors).toEqual([expect.objectContaining({ field })]);
-      expect(await h.sim.calls('createBeneficiary')).toHaveLength(before);
-      expect(await h.db.query('SELECT id FROM beneficiaries')).toHaveLength(rowsBefore);
-    });
+    ])(
+      'answers 400 for %s, naming the field, without calling createBeneficiary',
+      async (_label, destination, field) => {
+        const before = (await h.sim.calls('createBeneficiary')).length;
+        const rowsBefore = (await h.db.query('SELECT id FROM beneficiaries')).length;
+        const res = await h
+          .http()
+          .post('/v1/beneficiaries')
+          .set(auth())
+          .send({ customerId, country: 'KE', currency: 'KES', destination });
+        expect(res.status).toBe(400);
+        expect(res.body.code).toBe('validation_failed');
+        expect(res.body.errors).toEqual([expect.objectContaining({ field })]);
+        expect(await h.sim.calls('createBeneficiary')).toHaveLength(before);
+        expect(await h.db.query('SELECT id FROM beneficiaries')).toHaveLength(rowsBefore);
+      },
+    );
 
     it('lists beneficiaries by customer', async () => {
-      const other = await h.http().post('/v1/beneficiaries').set(auth()).send({
-        customerId: otherCustomerId,
-        country: 'KE',
-        currency: 'KES',
-        destination: { ...mpesa, accountNumber: '254799999999', network: 'AIRTEL' },
-      });
+      const other = await h
+        .http()
+        .post('/v1/beneficiaries')
+        .set(auth())
+        .send({
+          customerId: otherCustomerId,
+          country: 'KE',
+          currency: 'KES',
+          destination: { ...mpesa, accountNumber: '254799999999', network: 'AIRTEL' },
+        });
       expect(other.status).toBe(201);
       const mine = await h.http().get(`/v1/beneficiaries?customerId=${customerId}`).set(auth());
       expect(mine.status).toBe(200);
-      expect(mine.body).toEqual({ data: [expect.objectContaining({ id: beneficiaryId, customerId })], nextCursor: null });
+      expect(mine.body).toEqual({
+        data: [expect.objectContaining({ id: beneficiaryId, customerId })],
+        nextCursor: null,
+      });
       const theirs = await h.http().get(`/v1/beneficiaries?customerId=${otherCustomerId}`).set(auth());
       expect(theirs.body.data.map((b: { id: string }) => b.id)).toEqual([other.body.id]);
     });
@@ -156,14 +209,27 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect(Number(payout.rate)).toBe(130);
 
       const row = await ledgerRow(payout.id);
-      expect(row).toMatchObject({ kind: 'payout', direction: 'debit', status: 'initiated', amount: '150000', fee: '1500', currency: 'USD', provider_id: payout.providerId });
+      expect(row).toMatchObject({
+        kind: 'payout',
+        direction: 'debit',
+        status: 'initiated',
+        amount: '150000',
+        fee: '1500',
+        currency: 'USD',
+        provider_id: payout.providerId,
+      });
       expect(await history(payout.id)).toEqual([
         { from: null, to: 'created', source: 'api' },
         { from: 'created', to: 'initiated', source: 'api' },
       ]);
       const calls = await h.sim.calls('initializePayout');
       expect(calls).toHaveLength(1);
-      expect(calls[0].body).toMatchObject({ amount: 150000, sourceWalletCurrency: 'USD', reference: payout.reference, customerEmail: 'jane@example.com' });
+      expect(calls[0].body).toMatchObject({
+        amount: 150000,
+        sourceWalletCurrency: 'USD',
+        reference: payout.reference,
+        customerEmail: 'jane@example.com',
+      });
     });
 
     it('replays the same key and body: same answer, header set, provider called once', async () => {
@@ -198,9 +264,21 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
     });
 
     it('confirms it: pending with payoutAmount and payoutCurrency', async () => {
-      const res = await h.http().post(`/v1/payouts/${payout.id}/confirm`).set(auth()).set('Idempotency-Key', newKey()).send();
+      const res = await h
+        .http()
+        .post(`/v1/payouts/${payout.id}/confirm`)
+        .set(auth())
+        .set('Idempotency-Key', newKey())
+        .send();
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ id: payout.id, status: 'pending', payoutAmount: 19500000, payoutCurrency: 'KES', amount: 150000, fee: 1500 });
+      expect(res.body).toMatchObject({
+        id: payout.id,
+        status: 'pending',
+        payoutAmount: 19500000,
+        payoutCurrency: 'KES',
+        amount: 150000,
+        fee: 1500,
+      });
       const row = await ledgerRow(payout.id);
       expect(row).toMatchObject({ status: 'pending', counter_amount: '19500000', counter_currency: 'KES' });
       expect((await history(payout.id)).map((c) => c.to)).toEqual(['created', 'initiated', 'pending']);
@@ -210,7 +288,12 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
     });
 
     it('refuses a second confirm with 409 invalid_state_transition; the provider saw one finalize', async () => {
-      const res = await h.http().post(`/v1/payouts/${payout.id}/confirm`).set(auth()).set('Idempotency-Key', newKey()).send();
+      const res = await h
+        .http()
+        .post(`/v1/payouts/${payout.id}/confirm`)
+        .set(auth())
+        .set('Idempotency-Key', newKey())
+        .send();
       expect(res.status).toBe(409);
       expect(res.body.code).toBe('invalid_state_transition');
       expect(await h.sim.calls('finalizePayout')).toHaveLength(1);
@@ -231,7 +314,10 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       const body = payoutBody({ amount: 2000, description: 'concurrent' });
       const [a, b] = await Promise.all([postPayout(body, idem), postPayout(body, idem)]);
       const statuses = [a.status, b.status].sort();
-      expect([[201, 201], [201, 409]]).toContainEqual(statuses);
+      expect([
+        [201, 201],
+        [201, 409],
+      ]).toContainEqual(statuses);
       const winner = a.status === 201 && a.headers['idempotent-replayed'] === undefined ? a : b;
       const other = winner === a ? b : a;
       expect(winner.status).toBe(201);
@@ -244,7 +330,9 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       }
       expect(await h.sim.calls('initializePayout')).toHaveLength(1);
       expect(await payoutRowCount()).toBe(rowsBefore + 1);
-      expect(await h.db.query("SELECT id FROM transactions WHERE kind = 'payout' AND description = 'concurrent'")).toEqual([{ id: winner.body.id }]);
+      expect(
+        await h.db.query("SELECT id FROM transactions WHERE kind = 'payout' AND description = 'concurrent'"),
+      ).toEqual([{ id: winner.body.id }]);
     });
 
     it('keeps the row `unknown` after a provider timeout (504) and never sends it twice on retry', async () => {
@@ -281,7 +369,11 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect(res.body.detail).toMatch(/insufficient/i);
       const rows = await h.db.query("SELECT * FROM transactions WHERE kind = 'payout' AND description = 'too much'");
       expect(rows).toHaveLength(1);
-      expect(rows[0]).toMatchObject({ status: 'failed', failure_reason: expect.stringMatching(/insufficient/i), completed_at: expect.any(Date) });
+      expect(rows[0]).toMatchObject({
+        status: 'failed',
+        failure_reason: expect.stringMatching(/insufficient/i),
+        completed_at: expect.any(Date),
+      });
       expect((await history(String(rows[0].id))).map((c) => c.to)).toEqual(['created', 'failed']);
       expect(await h.sim.calls('initializePayout')).toHaveLength(1);
     });

@@ -10,7 +10,9 @@ describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
   const logFile = path.join(os.tmpdir(), `wg-platform-${process.pid}.log`);
 
   beforeAll(async () => {
-    h = await startHarness({ env: { RATE_LIMIT_PER_MINUTE: '5', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'info', LOG_FILE: logFile } });
+    h = await startHarness({
+      env: { RATE_LIMIT_PER_MINUTE: '5', BODY_LIMIT_BYTES: '2048', LOG_LEVEL: 'info', LOG_FILE: logFile },
+    });
     key = await h.key(['customers:read', 'customers:write']);
   });
   afterAll(async () => {
@@ -51,7 +53,11 @@ describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
   });
 
   it('answers 413 problem+json for a body over the limit', async () => {
-    const res = await h.http().post('/v1/customers').set('Authorization', `Bearer ${key}`).send({ firstName: 'x'.repeat(5000) });
+    const res = await h
+      .http()
+      .post('/v1/customers')
+      .set('Authorization', `Bearer ${key}`)
+      .send({ firstName: 'x'.repeat(5000) });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('payload_too_large');
   });
@@ -68,26 +74,43 @@ describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
     expect(statuses.slice(5)).toEqual([429, 429]);
     expect(last!.body.code).toBe('rate_limited');
     expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
-    const other = await h.http().get('/v1/customers').set('Authorization', `Bearer ${await h.key(['customers:read'])}`);
+    const other = await h
+      .http()
+      .get('/v1/customers')
+      .set('Authorization', `Bearer ${await h.key(['customers:read'])}`);
     expect(other.status).toBe(200);
   });
 
   it('exposes Prometheus metrics per route and per provider operation', async () => {
-    await h.http().post('/v1/customers').set('Authorization', `Bearer ${key}`)
+    await h
+      .http()
+      .post('/v1/customers')
+      .set('Authorization', `Bearer ${key}`)
       .send({ email: 'metrics@example.com', firstName: 'M', lastName: 'N', phone: '8012345678', countryCode: '+234' });
     const res = await h.http().get('/metrics');
     expect(res.status).toBe(200);
-    expect(res.text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/v1\/customers",status="200"\} \d+/);
+    expect(res.text).toMatch(
+      /http_request_duration_seconds_count\{method="GET",route="\/v1\/customers",status="200"\} \d+/,
+    );
     expect(res.text).toMatch(/provider_call_duration_seconds_count\{operation="createCustomer",outcome="ok"\} 1/);
   });
 
   it('writes JSON logs with the request id on each request line and no key or provider secret', async () => {
-    await h.http().post('/v1/customers').set('Authorization', `Bearer ${key}`).set('x-request-id', 'log-trace-42')
+    await h
+      .http()
+      .post('/v1/customers')
+      .set('Authorization', `Bearer ${key}`)
+      .set('x-request-id', 'log-trace-42')
       .send({ email: 'logs@example.com', firstName: 'L', lastName: 'G', phone: '8012345678', countryCode: '+234' });
     const text = fs.readFileSync(logFile, 'utf8');
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const traced = lines.filter((l) => l.req?.id === 'log-trace-42' || l.reqId === 'log-trace-42');
-    expect(traced.map((l) => l.msg)).toEqual(expect.arrayContaining(['request completed', 'provider createCustomer ok']));
+    expect(traced.map((l) => l.msg)).toEqual(
+      expect.arrayContaining(['request completed', 'provider createCustomer ok']),
+    );
     expect(text).not.toContain(key);
     expect(text).not.toContain(SIMULATOR_API_KEY);
     expect(text).not.toMatch(/authorization/i);

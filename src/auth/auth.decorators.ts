@@ -1,5 +1,10 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiForbiddenResponse, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiForbiddenResponse,
+  ApiTooManyRequestsResponse,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { ProblemDto } from '../common/problem.dto';
 import type { Scope } from './scopes';
 
@@ -26,7 +31,10 @@ export const RequireScopes = (...scopes: Scope[]) =>
     ApiBearerAuth(),
     ApiUnauthorizedResponse({ type: ProblemDto, description: 'Missing, unknown or revoked API key.' }),
     ApiForbiddenResponse({ type: ProblemDto, description: `The key lacks scope ${scopes.join(', ')}.` }),
-    ApiTooManyRequestsResponse({ type: ProblemDto, description: 'Rate limit of the API key exceeded (see Retry-After).' }),
+    ApiTooManyRequestsResponse({
+      type: ProblemDto,
+      description: 'Rate limit of the API key exceeded (see Retry-After).',
+    }),
   );
 
 /** Injects the authenticated client into a controller method. */

@@ -4,7 +4,13 @@ import { RequireScopes } from '../auth/auth.decorators';
 import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { ParseIdPipe } from '../common/validation';
 import { BeneficiariesService } from './beneficiaries.service';
-import { BeneficiaryDto, BeneficiaryPageDto, CreateBeneficiaryDto, ListBeneficiariesQueryDto, PayoutCountryDto } from './beneficiary.dto';
+import {
+  BeneficiaryDto,
+  BeneficiaryPageDto,
+  CreateBeneficiaryDto,
+  ListBeneficiariesQueryDto,
+  PayoutCountryDto,
+} from './beneficiary.dto';
 
 @ApiTags('beneficiaries')
 @Controller('v1')
@@ -16,7 +22,8 @@ export class BeneficiariesController {
   @ApiOperation({ summary: "A country's payout destination types and their fields (cached)" })
   @ApiParam({ name: 'country', example: 'KE' })
   @ApiOkResponse({ type: PayoutCountryDto })
-  @ApiNotFound('payout country') @ApiProviderErrors()
+  @ApiNotFound('payout country')
+  @ApiProviderErrors()
   country(@Param('country') country: string): Promise<PayoutCountryDto> {
     return this.beneficiaries.getCountry(country);
   }
@@ -25,7 +32,9 @@ export class BeneficiariesController {
   @RequireScopes('beneficiaries:write')
   @ApiOperation({ summary: "Register a payout destination (checked against the country's fields first)" })
   @ApiCreatedResponse({ type: BeneficiaryDto })
-  @ApiValidationErrors() @ApiNotFound('customer') @ApiProviderErrors()
+  @ApiValidationErrors()
+  @ApiNotFound('customer')
+  @ApiProviderErrors()
   create(@Body() body: CreateBeneficiaryDto): Promise<BeneficiaryDto> {
     return this.beneficiaries.create(body);
   }
@@ -34,7 +43,8 @@ export class BeneficiariesController {
   @RequireScopes('beneficiaries:read')
   @ApiOperation({ summary: 'Get a beneficiary' })
   @ApiOkResponse({ type: BeneficiaryDto })
-  @ApiValidationErrors() @ApiNotFound('beneficiary')
+  @ApiValidationErrors()
+  @ApiNotFound('beneficiary')
   get(@Param('id', ParseIdPipe()) id: string): Promise<BeneficiaryDto> {
     return this.beneficiaries.get(id);
   }

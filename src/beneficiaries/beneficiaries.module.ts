@@ -3,5 +3,10 @@ import { CustomersModule } from '../customers/customers.module';
 import { BeneficiariesController } from './beneficiaries.controller';
 import { BeneficiariesService } from './beneficiaries.service';
 
-@Module({ imports: [CustomersModule], controllers: [BeneficiariesController], providers: [BeneficiariesService], exports: [BeneficiariesService] })
+@Module({
+  imports: [CustomersModule],
+  controllers: [BeneficiariesController],
+  providers: [BeneficiariesService],
+  exports: [BeneficiariesService],
+})
 export class BeneficiariesModule {}

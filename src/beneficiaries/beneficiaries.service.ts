@@ -51,7 +51,13 @@ export class BeneficiariesService {
    */
   async getCountry(code: string): Promise<PayoutCountryDto> {
     const requirement = await this.requirement(code.toUpperCase());
-    return { code: requirement.code, name: requirement.name, flag: requirement.flag, dialCode: requirement.dialCode, destinations: requirement.destinations };
+    return {
+      code: requirement.code,
+      name: requirement.name,
+      flag: requirement.flag,
+      dialCode: requirement.dialCode,
+      destinations: requirement.destinations,
+    };
   }
 
   /**
@@ -65,7 +71,8 @@ export class BeneficiariesService {
     try {
       requirement = await this.requirement(input.country);
     } catch (error) {
-      if (error instanceof NotFoundError) throw new ValidationError([{ field: 'country', message: `payouts to ${input.country} are not supported` }]);
+      if (error instanceof NotFoundError)
+        throw new ValidationError([{ field: 'country', message: `payouts to ${input.country} are not supported` }]);
       throw error;
     }
     const errors = validateDestination(input.destination, requirement.destinations);

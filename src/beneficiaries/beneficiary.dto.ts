@@ -34,11 +34,15 @@ export class CreateBeneficiaryDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() customerId: string;
 
   @ApiProperty({ example: 'KE', description: 'ISO 3166-1 alpha-2 country code.' })
-  @Transform(upper) @IsString() @Matches(/^[A-Z]{2}$/, { message: 'country must be a two-letter country code' })
+  @Transform(upper)
+  @IsString()
+  @Matches(/^[A-Z]{2}$/, { message: 'country must be a two-letter country code' })
   country: string;
 
   @ApiProperty({ example: 'KES' })
-  @Transform(upper) @IsString() @Matches(/^[A-Z]{3,5}$/, { message: 'currency must be a currency code' })
+  @Transform(upper)
+  @IsString()
+  @Matches(/^[A-Z]{3,5}$/, { message: 'currency must be a currency code' })
   currency: string;
 
   @ApiProperty({
@@ -62,7 +66,9 @@ export class BeneficiaryDto {
   @ApiProperty({ example: 'KE' }) country: string;
   @ApiProperty({ example: 'KES' }) currency: string;
   @ApiProperty({ example: 'MOBILEMONEY' }) type: string;
-  @ApiProperty({ example: { type: 'MOBILEMONEY', network: 'SAFARICOM', accountName: 'Jane Doe', accountNumber: '254712345678' } })
+  @ApiProperty({
+    example: { type: 'MOBILEMONEY', network: 'SAFARICOM', accountName: 'Jane Doe', accountNumber: '254712345678' },
+  })
   destination: Record<string, string>;
   @ApiProperty({ example: 'success' }) status: string;
   @ApiProperty() reference: string;
@@ -73,4 +79,3 @@ export class BeneficiaryDto {
 export class BeneficiaryPageDto extends PageMetaDto {
   @ApiProperty({ type: [BeneficiaryDto] }) data: BeneficiaryDto[];
 }
-

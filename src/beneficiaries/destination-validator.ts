@@ -41,7 +41,11 @@ export function validateDestination(
   }
   const known = new Set(['type', ...fields.map((f) => f.name)]);
   for (const name of Object.keys(destination)) {
-    if (!known.has(name)) errors.push({ field: `destination.${name}`, message: `destination.${name} is not a field of ${type} destinations` });
+    if (!known.has(name))
+      errors.push({
+        field: `destination.${name}`,
+        message: `destination.${name} is not a field of ${type} destinations`,
+      });
   }
   return errors;
 }

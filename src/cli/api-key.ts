@@ -23,7 +23,10 @@ function fail(message: string): never {
 function parseScopes(value: string | undefined): Scope[] {
   if (!value) fail(`--scopes is required: a comma-separated list of ${SCOPES.join(', ')}, or "all".`);
   if (value === 'all') return [...DEMO_SCOPES];
-  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = scopes.filter((s) => !isScope(s));
   if (unknown.length) fail(`Unknown scope(s): ${unknown.join(', ')}. Known: ${SCOPES.join(', ')}.`);
   return scopes as Scope[];
@@ -32,7 +35,12 @@ function parseScopes(value: string | undefined): Scope[] {
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { name: { type: 'string' }, scopes: { type: 'string' }, id: { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      id: { type: 'string' },
+      json: { type: 'boolean' },
+    },
   });
   const url = process.env.DATABASE_URL ?? fail('DATABASE_URL is not set.');
   const prisma = new PrismaClient({ adapter: createPgAdapter(url, 2) });
@@ -42,19 +50,27 @@ async function main(): Promise<void> {
         const name = values.name ?? fail('--name is required.');
         const { client, key } = await createApiClient(prisma, name, parseScopes(values.scopes));
         if (values.json) process.stdout.write(`${JSON.stringify({ id: client.id, key, scopes: client.scopes })}\n`);
-        else process.stdout.write(`Created API client ${client.id} (${name}) with scopes ${client.scopes.join(',')}\nKey (shown once): ${key}\n`);
+        else
+          process.stdout.write(
+            `Created API client ${client.id} (${name}) with scopes ${client.scopes.join(',')}\nKey (shown once): ${key}\n`,
+          );
         break;
       }
       case 'list': {
         const rows = await prisma.apiClient.findMany({ orderBy: { createdAt: 'asc' } });
         for (const r of rows) {
-          process.stdout.write(`${r.id}  ${r.keyPrefix}…  ${r.name}  ${r.scopes.join(',')}  ${r.revokedAt ? `revoked ${r.revokedAt.toISOString()}` : 'active'}\n`);
+          process.stdout.write(
+            `${r.id}  ${r.keyPrefix}…  ${r.name}  ${r.scopes.join(',')}  ${r.revokedAt ? `revoked ${r.revokedAt.toISOString()}` : 'active'}\n`,
+          );
         }
         break;
       }
       case 'revoke': {
         const id = values.id ?? fail('--id is required.');
-        const { count } = await prisma.apiClient.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+        const { count } = await prisma.apiClient.updateMany({
+          where: { id, revokedAt: null },
+          data: { revokedAt: new Date() },
+        });
         if (count === 0) fail(`No active API client ${id}.`);
         process.stdout.write(`Revoked ${id}.\n`);
         break;

@@ -44,7 +44,9 @@ describe('collection limits', () => {
   });
 
   it('refuses a currency other than the country one', () => {
-    expect(collectionLimitProblems('NG', 'KES', 10_000n)).toEqual([{ field: 'currency', message: 'collections in NG are in NGN' }]);
+    expect(collectionLimitProblems('NG', 'KES', 10_000n)).toEqual([
+      { field: 'currency', message: 'collections in NG are in NGN' },
+    ]);
   });
 
   it('refuses non-positive amounts', () => {

@@ -1,6 +1,19 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import {
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
 import { CURRENCY_EXPONENTS } from '../common/money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import type { TransactionStatus } from '../generated/prisma/client';
@@ -9,16 +22,38 @@ const upper = ({ value }: { value: unknown }) => (typeof value === 'string' ? va
 const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
 
 /** Statuses a collection's ledger row can have (src/transactions/transaction-state.ts, kind `collection`). */
-export const COLLECTION_STATUSES: TransactionStatus[] = ['created', 'unknown', 'processing', 'success', 'failed', 'expired', 'reversed'];
+export const COLLECTION_STATUSES: TransactionStatus[] = [
+  'created',
+  'unknown',
+  'processing',
+  'success',
+  'failed',
+  'expired',
+  'reversed',
+];
 
 /** Who pays, and where: the provider's `payload` of collections/initialize. */
 export class CollectionPayerDto {
-  @ApiProperty({ example: 'wema', maxLength: 100, description: "The bank to issue the account detail at (sent as the provider's `payload.type`)." })
-  @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(100)
+  @ApiProperty({
+    example: 'wema',
+    maxLength: 100,
+    description: "The bank to issue the account detail at (sent as the provider's `payload.type`).",
+  })
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
   type: string;
 
-  @ApiProperty({ example: 'Ada Obi', maxLength: 200, description: 'Name on the account detail (sent as `payload.accountName`).' })
-  @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(200)
+  @ApiProperty({
+    example: 'Ada Obi',
+    maxLength: 200,
+    description: 'Name on the account detail (sent as `payload.accountName`).',
+  })
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
   accountName: string;
 }
 
@@ -29,11 +64,18 @@ export class CreateCollectionDto {
   customerId: string;
 
   @ApiProperty({ example: 'NG', description: 'ISO 3166-1 alpha-2 country code. NG, KE and UG have documented limits.' })
-  @Transform(upper) @IsString() @Matches(/^[A-Z]{2}$/, { message: 'country must be a two-letter country code' })
+  @Transform(upper)
+  @IsString()
+  @Matches(/^[A-Z]{2}$/, { message: 'country must be a two-letter country code' })
   country: string;
 
-  @ApiProperty({ example: 'NGN', description: "Upper-case currency code; for NG, KE and UG the country's currency (NGN, KES, UGX)." })
-  @Transform(upper) @IsString() @IsIn(Object.keys(CURRENCY_EXPONENTS), { message: 'currency must be a supported currency code' })
+  @ApiProperty({
+    example: 'NGN',
+    description: "Upper-case currency code; for NG, KE and UG the country's currency (NGN, KES, UGX).",
+  })
+  @Transform(upper)
+  @IsString()
+  @IsIn(Object.keys(CURRENCY_EXPONENTS), { message: 'currency must be a supported currency code' })
   currency: string;
 
   @ApiProperty({
@@ -42,57 +84,103 @@ export class CreateCollectionDto {
       'Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits: NG 10000–200000000 (100–2,000,000 NGN), ' +
       'KE 2000–14500000 (20–145,000 KES), UG 500–4000000 (UGX has no minor unit).',
   })
-  @IsInt() @Min(1) @Max(Number.MAX_SAFE_INTEGER)
+  @IsInt()
+  @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
   amount: number;
 
-  @ApiProperty({ example: 'Order 1042', maxLength: 200, description: 'Shown to the provider and kept on the ledger row.' })
-  @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(200)
+  @ApiProperty({
+    example: 'Order 1042',
+    maxLength: 200,
+    description: 'Shown to the provider and kept on the ledger row.',
+  })
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
   description: string;
 
   @ApiProperty({ type: CollectionPayerDto, description: 'Bank and account name of the account detail to issue.' })
-  @IsObject() @ValidateNested() @Type(() => CollectionPayerDto)
+  @IsObject()
+  @ValidateNested()
+  @Type(() => CollectionPayerDto)
   payer: CollectionPayerDto;
 }
 
 /** Query of GET /v1/collections. */
 export class ListCollectionsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ format: 'uuid', description: "Only this customer's collections." })
-  @IsOptional() @IsUUID()
+  @IsOptional()
+  @IsUUID()
   customerId?: string;
 
-  @ApiPropertyOptional({ enum: COLLECTION_STATUSES, example: 'processing', description: 'Only collections in this status.' })
-  @IsOptional() @IsIn(COLLECTION_STATUSES, { message: `status must be one of ${COLLECTION_STATUSES.join(', ')}` })
+  @ApiPropertyOptional({
+    enum: COLLECTION_STATUSES,
+    example: 'processing',
+    description: 'Only collections in this status.',
+  })
+  @IsOptional()
+  @IsIn(COLLECTION_STATUSES, { message: `status must be one of ${COLLECTION_STATUSES.join(', ')}` })
   status?: string;
 }
 
 /** A collection as the gateway answers it: the account detail to pay into and its ledger state. Amounts are integers in minor units. */
 export class CollectionDto {
   @ApiProperty({ format: 'uuid', description: "The gateway's collection id." }) id: string;
-  @ApiProperty({ format: 'uuid', description: 'The ledger row of this collection (GET /v1/transactions/{id}).' }) transactionId: string;
+  @ApiProperty({ format: 'uuid', description: 'The ledger row of this collection (GET /v1/transactions/{id}).' })
+  transactionId: string;
   @ApiProperty({
     enum: COLLECTION_STATUSES,
     example: 'processing',
-    description: '`processing` once the account detail is issued; `unknown` when the provider did not answer (reconciliation decides); `failed` when it refused.',
+    description:
+      '`processing` once the account detail is issued; `unknown` when the provider did not answer (reconciliation decides); `failed` when it refused.',
   })
   status: string;
   @ApiProperty({ format: 'uuid' }) customerId: string;
   @ApiProperty({ example: 'NG' }) country: string;
   @ApiProperty({ example: 6500000, description: 'Amount to pay, in minor units of `currency`.' }) amount: number;
   @ApiProperty({ example: 'NGN' }) currency: string;
-  @ApiProperty({ example: 97500, description: "The provider's fee, in minor units of `currency` (0 until the provider answers)." }) fee: number;
-  @ApiProperty({ type: String, nullable: true, example: '0123456789', description: 'Account number to pay into (null until the provider answers).' })
+  @ApiProperty({
+    example: 97500,
+    description: "The provider's fee, in minor units of `currency` (0 until the provider answers).",
+  })
+  fee: number;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: '0123456789',
+    description: 'Account number to pay into (null until the provider answers).',
+  })
   accountNumber: string | null;
-  @ApiProperty({ type: String, nullable: true, example: 'wema', description: 'Bank of the account detail.' }) bankName: string | null;
-  @ApiProperty({ type: String, nullable: true, example: 'Ada Obi', description: 'Name on the account detail.' }) accountName: string | null;
-  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'The account detail stops being valid at this moment (provider `expiryDate`).' })
+  @ApiProperty({ type: String, nullable: true, example: 'wema', description: 'Bank of the account detail.' }) bankName:
+    string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'Ada Obi', description: 'Name on the account detail.' })
+  accountName: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    description: 'The account detail stops being valid at this moment (provider `expiryDate`).',
+  })
   expiresAt: string | null;
   @ApiProperty({ type: String, nullable: true, example: 'Order 1042' }) description: string | null;
-  @ApiProperty({ example: 'wg-collection-3f0c9a…', description: 'Reference sent to the provider, unique per collection.' }) reference: string;
-  @ApiProperty({ type: String, nullable: true, description: "The provider's collection id." }) providerId: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'Why the collection failed or is unknown.' }) failureReason: string | null;
+  @ApiProperty({
+    example: 'wg-collection-3f0c9a…',
+    description: 'Reference sent to the provider, unique per collection.',
+  })
+  reference: string;
+  @ApiProperty({ type: String, nullable: true, description: "The provider's collection id." }) providerId:
+    string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'Why the collection failed or is unknown.' })
+  failureReason: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
-  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'When the collection reached a final status.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    description: 'When the collection reached a final status.',
+  })
   completedAt: string | null;
 }
 

@@ -15,9 +15,13 @@ export class CollectionsController {
   @Post()
   @RequireScopes('collections:write')
   @Idempotent()
-  @ApiOperation({ summary: 'Start a collection: an account detail the customer pays into before it expires (status processing)' })
+  @ApiOperation({
+    summary: 'Start a collection: an account detail the customer pays into before it expires (status processing)',
+  })
   @ApiCreatedResponse({ type: CollectionDto })
-  @ApiValidationErrors() @ApiNotFound('customer') @ApiProviderErrors()
+  @ApiValidationErrors()
+  @ApiNotFound('customer')
+  @ApiProviderErrors()
   create(@Body() body: CreateCollectionDto): Promise<CollectionDto> {
     return this.collections.create(body);
   }
@@ -26,7 +30,8 @@ export class CollectionsController {
   @RequireScopes('collections:read')
   @ApiOperation({ summary: 'Get a collection' })
   @ApiOkResponse({ type: CollectionDto })
-  @ApiValidationErrors() @ApiNotFound('collection')
+  @ApiValidationErrors()
+  @ApiNotFound('collection')
   get(@Param('id', ParseIdPipe()) id: string): Promise<CollectionDto> {
     return this.collections.get(id);
   }

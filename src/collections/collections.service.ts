@@ -87,7 +87,9 @@ export class CollectionsService {
         'api',
         tx,
       );
-      const collection = await tx.collection.create({ data: { customerId: customer.id, transactionId: transaction.id, country: input.country } });
+      const collection = await tx.collection.create({
+        data: { customerId: customer.id, transactionId: transaction.id, country: input.country },
+      });
       return { ...collection, transaction };
     });
 
@@ -105,7 +107,11 @@ export class CollectionsService {
       const row = await this.prisma.$transaction(async (tx) => {
         const { transaction } = await this.ledger.transition(created.transactionId, 'processing', 'api', {
           tx,
-          patch: { providerId: upstream.id, fee: upstream.feeMinor, providerPayload: upstream.raw as Prisma.InputJsonValue },
+          patch: {
+            providerId: upstream.id,
+            fee: upstream.feeMinor,
+            providerPayload: upstream.raw as Prisma.InputJsonValue,
+          },
         });
         const collection = await tx.collection.update({
           where: { id: created.id },

@@ -23,7 +23,17 @@ export const ApiConflict = (description: string) => ApiConflictResponse({ type: 
 /** Documents the answers of a route that calls the provider: 422, 502 and 504. */
 export const ApiProviderErrors = () =>
   applyDecorators(
-    ApiUnprocessableEntityResponse({ type: ProblemDto, description: 'provider_rejected: the provider refused the request; its message is in `detail`.' }),
-    ApiResponse({ status: 502, type: ProblemDto, description: 'provider_unavailable: the provider failed (5xx or a malformed answer).' }),
-    ApiGatewayTimeoutResponse({ type: ProblemDto, description: 'provider_timeout: the provider did not answer in time.' }),
+    ApiUnprocessableEntityResponse({
+      type: ProblemDto,
+      description: 'provider_rejected: the provider refused the request; its message is in `detail`.',
+    }),
+    ApiResponse({
+      status: 502,
+      type: ProblemDto,
+      description: 'provider_unavailable: the provider failed (5xx or a malformed answer).',
+    }),
+    ApiGatewayTimeoutResponse({
+      type: ProblemDto,
+      description: 'provider_timeout: the provider did not answer in time.',
+    }),
   );

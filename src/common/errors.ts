@@ -70,7 +70,10 @@ export class DomainError extends Error {
 
 /** 400 `validation_failed` with the failing fields. */
 export class ValidationError extends DomainError {
-  constructor(readonly errors: FieldError[], message = 'The request is invalid.') {
+  constructor(
+    readonly errors: FieldError[],
+    message = 'The request is invalid.',
+  ) {
     super(ErrorCode.ValidationFailed, message, { errors });
   }
 }

@@ -8,12 +8,18 @@ export const MAX_PAGE_SIZE = 100;
 
 /** Query parameters shared by every keyset-paginated list. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ description: 'Opaque cursor from a previous page\'s `nextCursor`.' })
-  @IsOptional() @IsString() @MaxLength(200)
+  @ApiPropertyOptional({ description: "Opaque cursor from a previous page's `nextCursor`." })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
   cursor?: string;
 
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 20 })
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(MAX_PAGE_SIZE)
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
   limit?: number;
 }
 

@@ -6,20 +6,25 @@ import { IsIn, IsInt, IsNotEmpty, IsOptional, IsString, IsUrl, Max, Min, validat
  * process with a message naming it (see `validateEnv`). Documented in `.env.example`.
  */
 export class Env {
-  @IsOptional() @IsIn(['development', 'production', 'test'])
+  @IsOptional()
+  @IsIn(['development', 'production', 'test'])
   NODE_ENV: 'development' | 'production' | 'test' = 'development';
 
   /** Port the gateway listens on. */
   @Transform(({ value }) => (value === undefined || value === '' ? 3000 : Number(value)))
-  @IsInt() @Min(0) @Max(65535)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   PORT = 3000;
 
   /** Interface to bind; 0.0.0.0 in containers. */
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   HOST = '127.0.0.1';
 
   /** PostgreSQL connection string, e.g. postgresql://postgres@127.0.0.1:5432/wallet. `?schema=` is honoured. */
-  @IsString() @IsNotEmpty()
+  @IsString()
+  @IsNotEmpty()
   @IsUrl({ protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true })
   DATABASE_URL: string;
 
@@ -28,16 +33,20 @@ export class Env {
   PROVIDER_BASE_URL: string;
 
   /** Provider secret key, sent as `Authorization: Bearer`. Never logged. */
-  @IsString() @IsNotEmpty()
+  @IsString()
+  @IsNotEmpty()
   PROVIDER_API_KEY: string;
 
   /** Secret for the provider's HMAC-SHA512 callback signatures (provider-webhooks.md). */
-  @IsString() @IsNotEmpty()
+  @IsString()
+  @IsNotEmpty()
   PROVIDER_WEBHOOK_SECRET: string;
 
   /** Per-request timeout for provider calls, in milliseconds. */
   @Transform(({ value }) => (value === undefined || value === '' ? 10000 : Number(value)))
-  @IsInt() @Min(50) @Max(120000)
+  @IsInt()
+  @Min(50)
+  @Max(120000)
   PROVIDER_TIMEOUT_MS = 10000;
 
   /** Base URL at which the provider reaches this gateway (callbackUrl = PUBLIC_BASE_URL + /webhooks/provider). */
@@ -46,20 +55,24 @@ export class Env {
 
   /** Requests per minute allowed per API key. */
   @Transform(({ value }) => (value === undefined || value === '' ? 600 : Number(value)))
-  @IsInt() @Min(1)
+  @IsInt()
+  @Min(1)
   RATE_LIMIT_PER_MINUTE = 600;
 
   /** Largest accepted request body, in bytes. */
   @Transform(({ value }) => (value === undefined || value === '' ? 1048576 : Number(value)))
-  @IsInt() @Min(1024)
+  @IsInt()
+  @Min(1024)
   BODY_LIMIT_BYTES = 1048576;
 
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
-  @IsOptional() @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
   /** Write JSON log lines to this file instead of stdout (optional). */
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   LOG_FILE?: string;
 }
 

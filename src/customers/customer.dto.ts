@@ -9,52 +9,81 @@ const lowerTrim = ({ value }: { value: unknown }) => (typeof value === 'string' 
 /** Body of POST /v1/customers. Emails are compared case-insensitively (stored lower-case). */
 export class CreateCustomerDto {
   @ApiProperty({ example: 'ada@example.com', maxLength: 254 })
-  @Transform(lowerTrim) @IsEmail() @MaxLength(254)
+  @Transform(lowerTrim)
+  @IsEmail()
+  @MaxLength(254)
   email: string;
 
   @ApiProperty({ example: 'Ada', maxLength: 100 })
-  @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(100)
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
   firstName: string;
 
   @ApiProperty({ example: 'Obi', maxLength: 100 })
-  @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(100)
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
   lastName: string;
 
   @ApiProperty({ example: '8012345678', description: 'Phone number without the dialling code: 6 to 15 digits.' })
-  @Transform(trim) @IsString() @Matches(/^\d{6,15}$/, { message: 'phone must be 6 to 15 digits' })
+  @Transform(trim)
+  @IsString()
+  @Matches(/^\d{6,15}$/, { message: 'phone must be 6 to 15 digits' })
   phone: string;
 
   @ApiProperty({ example: '+234', description: 'Dialling code, with or without the leading plus (stored with it).' })
-  @Transform(trim) @IsString() @Matches(/^\+?\d{1,4}$/, { message: 'countryCode must be a dialling code such as +234' })
+  @Transform(trim)
+  @IsString()
+  @Matches(/^\+?\d{1,4}$/, { message: 'countryCode must be a dialling code such as +234' })
   countryCode: string;
 }
 
 /** Body of PATCH /v1/customers/{id}: any subset of the create fields (at least one). */
 export class UpdateCustomerDto {
   @ApiPropertyOptional({ example: 'ada@example.com' })
-  @IsOptional() @Transform(lowerTrim) @IsEmail() @MaxLength(254)
+  @IsOptional()
+  @Transform(lowerTrim)
+  @IsEmail()
+  @MaxLength(254)
   email?: string;
 
   @ApiPropertyOptional({ example: 'Ada' })
-  @IsOptional() @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(100)
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
   firstName?: string;
 
   @ApiPropertyOptional({ example: 'Obi' })
-  @IsOptional() @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(100)
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
   lastName?: string;
 
   @ApiPropertyOptional({ example: '8012345678' })
-  @IsOptional() @Transform(trim) @IsString() @Matches(/^\d{6,15}$/, { message: 'phone must be 6 to 15 digits' })
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @Matches(/^\d{6,15}$/, { message: 'phone must be 6 to 15 digits' })
   phone?: string;
 
   @ApiPropertyOptional({ example: '+234' })
-  @IsOptional() @Transform(trim) @IsString() @Matches(/^\+?\d{1,4}$/, { message: 'countryCode must be a dialling code such as +234' })
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @Matches(/^\+?\d{1,4}$/, { message: 'countryCode must be a dialling code such as +234' })
   countryCode?: string;
 }
 
 /** Query of GET /v1/customers/{id}. */
 export class GetCustomerQueryDto {
-  @ApiPropertyOptional({ type: Boolean, description: 'Fetch the provider\'s record first and store what changed.' })
+  @ApiPropertyOptional({ type: Boolean, description: "Fetch the provider's record first and store what changed." })
   @IsOptional()
   @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean()
@@ -64,7 +93,9 @@ export class GetCustomerQueryDto {
 /** Query of GET /v1/customers. */
 export class ListCustomersQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Exact email (case-insensitive).' })
-  @IsOptional() @Transform(lowerTrim) @IsEmail()
+  @IsOptional()
+  @Transform(lowerTrim)
+  @IsEmail()
   email?: string;
 }
 

@@ -22,7 +22,9 @@ export class CustomersController {
   @RequireScopes('customers:write')
   @ApiOperation({ summary: 'Create a customer at the provider and store it' })
   @ApiCreatedResponse({ type: CustomerDto })
-  @ApiValidationErrors() @ApiConflict('conflict: a customer with this email exists (the provider is not called).') @ApiProviderErrors()
+  @ApiValidationErrors()
+  @ApiConflict('conflict: a customer with this email exists (the provider is not called).')
+  @ApiProviderErrors()
   create(@Body() body: CreateCustomerDto): Promise<CustomerDto> {
     return this.customers.create(body);
   }
@@ -31,7 +33,10 @@ export class CustomersController {
   @RequireScopes('customers:write')
   @ApiOperation({ summary: 'Update a customer at the provider and locally' })
   @ApiOkResponse({ type: CustomerDto })
-  @ApiValidationErrors() @ApiNotFound('customer') @ApiConflict('conflict: another customer has this email.') @ApiProviderErrors()
+  @ApiValidationErrors()
+  @ApiNotFound('customer')
+  @ApiConflict('conflict: another customer has this email.')
+  @ApiProviderErrors()
   update(@Param('id', ParseIdPipe()) id: string, @Body() body: UpdateCustomerDto): Promise<CustomerDto> {
     return this.customers.update(id, body);
   }
@@ -40,10 +45,12 @@ export class CustomersController {
   @RequireScopes('customers:read')
   @ApiOperation({
     summary: 'Get a customer',
-    description: 'A local read; with `refresh=true` the provider\'s record is fetched first and changes are stored.',
+    description: "A local read; with `refresh=true` the provider's record is fetched first and changes are stored.",
   })
   @ApiOkResponse({ type: CustomerDto })
-  @ApiValidationErrors() @ApiNotFound('customer') @ApiProviderErrors()
+  @ApiValidationErrors()
+  @ApiNotFound('customer')
+  @ApiProviderErrors()
   get(@Param('id', ParseIdPipe()) id: string, @Query() query: GetCustomerQueryDto): Promise<CustomerDto> {
     return this.customers.get(id, query.refresh === true);
   }

@@ -1,5 +1,11 @@
 import { Controller, Get, Header, Res } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiExcludeEndpoint,
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/auth.decorators';
@@ -46,7 +52,9 @@ export class HealthController {
 
   @Get('metrics')
   @ApiOperation({ summary: 'Prometheus metrics (text exposition format)' })
-  @ApiOkResponse({ description: 'Request counts and latency histograms per route, provider call latency and outcome per operation.' })
+  @ApiOkResponse({
+    description: 'Request counts and latency histograms per route, provider call latency and outcome per operation.',
+  })
   @Header('cache-control', 'no-store')
   async metricsText(@Res() reply: FastifyReply): Promise<void> {
     const { contentType, body } = await this.metrics.render();

@@ -9,12 +9,20 @@ export class CreatePayoutDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() customerId: string;
   @ApiProperty({ format: 'uuid', description: 'A beneficiary of this customer.' }) @IsUUID() beneficiaryId: string;
 
-  @ApiProperty({ example: 150000, description: 'Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD).' })
-  @IsInt() @Min(1) @Max(Number.MAX_SAFE_INTEGER)
+  @ApiProperty({
+    example: 150000,
+    description: 'Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD).',
+  })
+  @IsInt()
+  @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
   amount: number;
 
   @ApiPropertyOptional({ example: 'USD', default: 'USD', description: 'Wallet currency debited.' })
-  @IsOptional() @Transform(upper) @IsString() @Matches(/^[A-Z]{3,5}$/, { message: 'sourceCurrency must be a currency code' })
+  @IsOptional()
+  @Transform(upper)
+  @IsString()
+  @Matches(/^[A-Z]{3,5}$/, { message: 'sourceCurrency must be a currency code' })
   sourceCurrency?: string;
 
   @ApiProperty({ example: 'Invoice 42' }) @IsString() @IsNotEmpty() @MaxLength(200) description: string;
@@ -23,17 +31,30 @@ export class CreatePayoutDto {
 /** A payout as the gateway answers it. Amounts are integers in minor units. */
 export class PayoutDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ enum: ['created', 'unknown', 'initiated', 'pending', 'processing', 'success', 'failed', 'expired', 'reversed'], example: 'initiated' })
+  @ApiProperty({
+    enum: ['created', 'unknown', 'initiated', 'pending', 'processing', 'success', 'failed', 'expired', 'reversed'],
+    example: 'initiated',
+  })
   status: string;
   @ApiProperty({ format: 'uuid' }) customerId: string;
   @ApiProperty({ format: 'uuid' }) beneficiaryId: string;
   @ApiProperty({ example: 150000, description: 'Minor units of `currency`.' }) amount: number;
   @ApiProperty({ example: 'USD', description: 'Wallet currency debited.' }) currency: string;
   @ApiProperty({ example: 1500, description: 'Fee in minor units of `currency`.' }) fee: number;
-  @ApiProperty({ type: String, nullable: true, example: '1500.00', description: 'Exchange rate (decimal string).' }) rate: string | null;
-  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'Confirm before this moment: the rate window (~4 min) of provider-webhooks.md.' })
+  @ApiProperty({ type: String, nullable: true, example: '1500.00', description: 'Exchange rate (decimal string).' })
+  rate: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    description: 'Confirm before this moment: the rate window (~4 min) of provider-webhooks.md.',
+  })
   quoteExpiresAt: string | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'Amount paid to the destination, minor units of payoutCurrency (after confirm).' })
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'Amount paid to the destination, minor units of payoutCurrency (after confirm).',
+  })
   payoutAmount: number | null;
   @ApiProperty({ type: String, nullable: true, example: 'NGN' }) payoutCurrency: string | null;
   @ApiProperty() reference: string;

@@ -17,7 +17,9 @@ export class PayoutsController {
   @Idempotent()
   @ApiOperation({ summary: 'Initialize a payout to a beneficiary (status initiated, with fee and rate)' })
   @ApiCreatedResponse({ type: PayoutDto })
-  @ApiValidationErrors() @ApiNotFound('customer or beneficiary') @ApiProviderErrors()
+  @ApiValidationErrors()
+  @ApiNotFound('customer or beneficiary')
+  @ApiProviderErrors()
   create(@Body() body: CreatePayoutDto): Promise<PayoutDto> {
     return this.payouts.create(body);
   }
@@ -27,7 +29,9 @@ export class PayoutsController {
   @Idempotent()
   @ApiOperation({ summary: 'Confirm an initiated payout (provider finalize; status pending)' })
   @ApiCreatedResponse({ type: PayoutDto })
-  @ApiValidationErrors() @ApiNotFound('payout') @ApiProviderErrors()
+  @ApiValidationErrors()
+  @ApiNotFound('payout')
+  @ApiProviderErrors()
   confirm(@Param('id', ParseIdPipe()) id: string): Promise<PayoutDto> {
     return this.payouts.confirm(id);
   }
@@ -36,7 +40,8 @@ export class PayoutsController {
   @RequireScopes('payouts:read')
   @ApiOperation({ summary: 'Get a payout' })
   @ApiOkResponse({ type: PayoutDto })
-  @ApiValidationErrors() @ApiNotFound('payout')
+  @ApiValidationErrors()
+  @ApiNotFound('payout')
   get(@Param('id', ParseIdPipe()) id: string): Promise<PayoutDto> {
     return this.payouts.get(id);
   }

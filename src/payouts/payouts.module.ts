@@ -4,5 +4,9 @@ import { CustomersModule } from '../customers/customers.module';
 import { PayoutsController } from './payouts.controller';
 import { PayoutsService } from './payouts.service';
 
-@Module({ imports: [CustomersModule, BeneficiariesModule], controllers: [PayoutsController], providers: [PayoutsService] })
+@Module({
+  imports: [CustomersModule, BeneficiariesModule],
+  controllers: [PayoutsController],
+  providers: [PayoutsService],
+})
 export class PayoutsModule {}

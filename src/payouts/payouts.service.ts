@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
 import { providerCallbackUrl } from '../common/callback-url';
-import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError, ValidationError } from '../common/errors';
+import {
+  ErrorCode,
+  InvalidStateTransitionError,
+  NotFoundError,
+  ProviderError,
+  ValidationError,
+} from '../common/errors';
 import { currencyExponent, minorToNumber } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Env } from '../config/env';
@@ -68,7 +74,9 @@ export class PayoutsService {
     const customer = await this.customers.requireRow(input.customerId);
     const beneficiary = await this.beneficiaries.requireRow(input.beneficiaryId);
     if (beneficiary.customerId !== customer.id || !beneficiary.providerId) {
-      throw new ValidationError([{ field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' }]);
+      throw new ValidationError([
+        { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
+      ]);
     }
     const row = await this.ledger.record({
       kind: 'payout',
@@ -120,10 +128,17 @@ export class PayoutsService {
     });
     if (claimed.count === 0) {
       const current = await this.requirePayout(id);
-      throw new InvalidStateTransitionError('payout', current.confirmRequestedAt && current.status === 'initiated' ? 'confirming' : current.status, 'pending');
+      throw new InvalidStateTransitionError(
+        'payout',
+        current.confirmRequestedAt && current.status === 'initiated' ? 'confirming' : current.status,
+        'pending',
+      );
     }
     try {
-      const upstream = await this.provider.finalizePayout({ transactionId: row.providerId as string, sourceCurrency: row.currency });
+      const upstream = await this.provider.finalizePayout({
+        transactionId: row.providerId as string,
+        sourceCurrency: row.currency,
+      });
       const { transaction } = await this.ledger.transition(id, 'pending', 'api', {
         patch: {
           counterAmount: upstream.payoutAmountMinor,
@@ -136,7 +151,10 @@ export class PayoutsService {
     } catch (error) {
       if (error instanceof ProviderError && error.code === ErrorCode.ProviderRejected) {
         // The provider said no: nothing happened, the payout may be confirmed again.
-        await this.prisma.transaction.update({ where: { id }, data: { confirmRequestedAt: null, failureReason: error.message } });
+        await this.prisma.transaction.update({
+          where: { id },
+          data: { confirmRequestedAt: null, failureReason: error.message },
+        });
       } else {
         await this.recordFailure(id, error);
       }

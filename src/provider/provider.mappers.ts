@@ -341,7 +341,9 @@ function ledgerFields(f: Fields<WirePayoutTransaction> | Fields<WireSwapTransact
     currency,
     amountMinor: fields.minorOrMajor('centAmount', 'amount', currency, 'reject'),
     feeMinor:
-      fields.has('centFees') || fields.has('fees') ? fields.minorOrMajor('centFees', 'fees', currency, 'half-even') : 0n,
+      fields.has('centFees') || fields.has('fees')
+        ? fields.minorOrMajor('centFees', 'fees', currency, 'half-even')
+        : 0n,
   };
 }
 

@@ -1,5 +1,11 @@
 import { ErrorCode } from '../common/errors';
-import { effectiveQuoteStatus, isQuoteExpired, QuoteExpiredError, quoteExecutionRefusal, quoteExpiresAt } from './swap-quote-rules';
+import {
+  effectiveQuoteStatus,
+  isQuoteExpired,
+  QuoteExpiredError,
+  quoteExecutionRefusal,
+  quoteExpiresAt,
+} from './swap-quote-rules';
 
 const at = (iso: string) => new Date(iso);
 const EXPIRES = at('2026-01-01T12:00:00.000Z');
@@ -33,7 +39,9 @@ describe('swap quote rules', () => {
   });
 
   it('lets an open, unexpired quote be executed', () => {
-    expect(quoteExecutionRefusal({ id: 'q', status: 'open', expiresAt: EXPIRES }, at('2026-01-01T11:59:00.000Z'))).toBeNull();
+    expect(
+      quoteExecutionRefusal({ id: 'q', status: 'open', expiresAt: EXPIRES }, at('2026-01-01T11:59:00.000Z')),
+    ).toBeNull();
   });
 
   it('refuses an expired quote with 422 quote_expired', () => {

@@ -32,7 +32,10 @@ export function isQuoteExpired(expiresAt: Date, now: Date = new Date()): boolean
  * `requestedAt` is taken before the call, so transit time counts against the quote, not for it).
  * provider-api.md "Swap quote", "Limits" (a quote should be finalized before it expires).
  */
-export function quoteExpiresAt(upstream: { expiresAt: Date; expiresInSeconds: number | null }, requestedAt: Date): Date {
+export function quoteExpiresAt(
+  upstream: { expiresAt: Date; expiresInSeconds: number | null },
+  requestedAt: Date,
+): Date {
   if (upstream.expiresInSeconds === null || upstream.expiresInSeconds < 0) return upstream.expiresAt;
   const local = new Date(requestedAt.getTime() + upstream.expiresInSeconds * 1000);
   return local < upstream.expiresAt ? local : upstream.expiresAt;

@@ -1,5 +1,11 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
 import type { AuthenticatedClient } from '../auth/auth.decorators';
 import { CurrentClient, RequireScopes } from '../auth/auth.decorators';
 import { ApiConflict, ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
@@ -18,7 +24,8 @@ export class SwapsController {
   @RequireScopes('swaps:write')
   @ApiOperation({ summary: 'Get a swap quote from the provider (valid until expiresAt, about 250 s); moves no money' })
   @ApiCreatedResponse({ type: SwapQuoteDto })
-  @ApiValidationErrors() @ApiProviderErrors()
+  @ApiValidationErrors()
+  @ApiProviderErrors()
   createQuote(@CurrentClient() client: AuthenticatedClient, @Body() body: CreateSwapQuoteDto): Promise<SwapQuoteDto> {
     return this.swaps.createQuote(client.id, body);
   }
@@ -27,19 +34,33 @@ export class SwapsController {
   @RequireScopes('swaps:write')
   @ApiOperation({ summary: "Get one of this client's swap quotes" })
   @ApiOkResponse({ type: SwapQuoteDto })
-  @ApiValidationErrors() @ApiNotFound('swap quote')
-  getQuote(@CurrentClient() client: AuthenticatedClient, @Param('id', ParseIdPipe()) id: string): Promise<SwapQuoteDto> {
+  @ApiValidationErrors()
+  @ApiNotFound('swap quote')
+  getQuote(
+    @CurrentClient() client: AuthenticatedClient,
+    @Param('id', ParseIdPipe()) id: string,
+  ): Promise<SwapQuoteDto> {
     return this.swaps.getQuote(client.id, id);
   }
 
   @Post('swaps')
   @RequireScopes('swaps:write')
   @Idempotent()
-  @ApiOperation({ summary: 'Execute a quote (provider finalize-swap): a ledger row of kind swap, status success; a quote is executed at most once' })
+  @ApiOperation({
+    summary:
+      'Execute a quote (provider finalize-swap): a ledger row of kind swap, status success; a quote is executed at most once',
+  })
   @ApiCreatedResponse({ type: SwapDto })
-  @ApiValidationErrors() @ApiNotFound('swap quote') @ApiProviderErrors()
-  @ApiUnprocessableEntityResponse({ type: ProblemDto, description: 'quote_expired: the quote lapsed; the provider was not called.' })
-  @ApiConflict('invalid_state_transition: the quote is being executed, was executed, or was refused; the provider was not called.')
+  @ApiValidationErrors()
+  @ApiNotFound('swap quote')
+  @ApiProviderErrors()
+  @ApiUnprocessableEntityResponse({
+    type: ProblemDto,
+    description: 'quote_expired: the quote lapsed; the provider was not called.',
+  })
+  @ApiConflict(
+    'invalid_state_transition: the quote is being executed, was executed, or was refused; the provider was not called.',
+  )
   execute(@CurrentClient() client: AuthenticatedClient, @Body() body: CreateSwapDto): Promise<SwapDto> {
     return this.swaps.execute(client.id, body);
   }
@@ -48,7 +69,8 @@ export class SwapsController {
   @RequireScopes('swaps:write')
   @ApiOperation({ summary: "Get a swap of this client's quotes" })
   @ApiOkResponse({ type: SwapDto })
-  @ApiValidationErrors() @ApiNotFound('swap')
+  @ApiValidationErrors()
+  @ApiNotFound('swap')
   getSwap(@CurrentClient() client: AuthenticatedClient, @Param('id', ParseIdPipe()) id: string): Promise<SwapDto> {
     return this.swaps.getSwap(client.id, id);
   }

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError, ValidationError } from '../common/errors';
+import {
+  ErrorCode,
+  InvalidStateTransitionError,
+  NotFoundError,
+  ProviderError,
+  ValidationError,
+} from '../common/errors';
 import { minorToNumber } from '../common/money';
 import { newReference } from '../common/reference';
 import { PrismaService } from '../database/prisma.service';
@@ -92,7 +98,9 @@ export class SwapsService {
    */
   async createQuote(clientId: string, input: CreateSwapQuoteDto): Promise<SwapQuoteDto> {
     if (input.sourceCurrency === input.targetCurrency) {
-      throw new ValidationError([{ field: 'targetCurrency', message: 'targetCurrency must differ from sourceCurrency' }]);
+      throw new ValidationError([
+        { field: 'targetCurrency', message: 'targetCurrency must differ from sourceCurrency' },
+      ]);
     }
     const requestedAt = new Date();
     const upstream = await this.provider.initializeSwap({
@@ -173,11 +181,16 @@ export class SwapsService {
     if (!recorded) {
       // Another request claimed it between our read and our update (or it lapsed meanwhile).
       const current = await this.requireQuote(clientId, quote.id);
-      throw quoteExecutionRefusal(current, now) ?? new InvalidStateTransitionError('Swap quote', current.status, 'executed');
+      throw (
+        quoteExecutionRefusal(current, now) ?? new InvalidStateTransitionError('Swap quote', current.status, 'executed')
+      );
     }
 
     try {
-      const upstream = await this.provider.finalizeSwap({ quoteId: quote.providerId, sourceCurrency: quote.sourceCurrency });
+      const upstream = await this.provider.finalizeSwap({
+        quoteId: quote.providerId,
+        sourceCurrency: quote.sourceCurrency,
+      });
       const outcome = swapOutcome(upstream.status);
       const row = await this.prisma.$transaction(async (tx) => {
         const { transaction } = await this.ledger.transition(transactionId, outcome, 'api', {
@@ -188,7 +201,9 @@ export class SwapsService {
             // The swap answer's fee when it states one, else the quoted fee.
             fee: upstream.feeMinor > 0n ? upstream.feeMinor : quote.fee,
             providerPayload: upstream.raw as Prisma.InputJsonValue,
-            ...(outcome === 'success' ? {} : { failureReason: `The provider answered the swap with status ${upstream.status}.` }),
+            ...(outcome === 'success'
+              ? {}
+              : { failureReason: `The provider answered the swap with status ${upstream.status}.` }),
           },
         });
         if (outcome !== 'unknown') {
@@ -212,7 +227,8 @@ export class SwapsService {
    */
   async getSwap(clientId: string, id: string): Promise<SwapDto> {
     const row = await this.prisma.transaction.findUnique({ where: { id } });
-    const quote = row?.kind === 'swap' ? await this.prisma.swapQuote.findUnique({ where: { transactionId: id } }) : null;
+    const quote =
+      row?.kind === 'swap' ? await this.prisma.swapQuote.findUnique({ where: { transactionId: id } }) : null;
     if (!row || !quote || quote.clientId !== clientId) throw new NotFoundError('Swap', id);
     return toSwapDto(row, quote.id);
   }
@@ -231,7 +247,10 @@ export class SwapsService {
     const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
     const failureReason = error instanceof Error ? error.message : String(error);
     await this.prisma.$transaction(async (tx) => {
-      await this.ledger.transition(transactionId, refused ? 'failed' : 'unknown', 'api', { tx, patch: { failureReason } });
+      await this.ledger.transition(transactionId, refused ? 'failed' : 'unknown', 'api', {
+        tx,
+        patch: { failureReason },
+      });
       if (refused) await tx.swapQuote.update({ where: { id: quoteId }, data: { status: 'failed' } });
     });
   }

@@ -55,7 +55,9 @@ export class LedgerService {
         SELECT id, kind, status FROM transactions WHERE id = ${id}::uuid FOR UPDATE`;
       if (!current) throw new NotFoundError('Transaction', id);
       if (current.status === to) {
-        const row = opts.patch ? await db.transaction.update({ where: { id }, data: opts.patch }) : await db.transaction.findUniqueOrThrow({ where: { id } });
+        const row = opts.patch
+          ? await db.transaction.update({ where: { id }, data: opts.patch })
+          : await db.transaction.findUniqueOrThrow({ where: { id } });
         return { outcome: 'unchanged' as const, transaction: row };
       }
       if (!sourcesOf(current.kind, to).includes(current.status)) {

@@ -19,7 +19,9 @@ describe('transaction state machines', () => {
   });
 
   it('lets reconciliation settle an unknown outcome', () => {
-    expect(sourcesOf('payout', 'success')).toEqual(expect.arrayContaining(['unknown', 'initiated', 'pending', 'processing']));
+    expect(sourcesOf('payout', 'success')).toEqual(
+      expect.arrayContaining(['unknown', 'initiated', 'pending', 'processing']),
+    );
     expect(canTransition('swap', 'unknown', 'success')).toBe(true);
     expect(canTransition('collection', 'unknown', 'processing')).toBe(true);
   });

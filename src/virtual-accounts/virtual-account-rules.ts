@@ -24,7 +24,10 @@ export function isCalendarDate(value: string): boolean {
  * - `dateOfBirth` missing when `bank` needs it (providus);
  * - `dateOfBirth` not a real yyyy-mm-dd date, or after `today` (UTC date).
  */
-export function virtualAccountProblems(input: { bank: string; dateOfBirth?: string }, today: Date = new Date()): FieldError[] {
+export function virtualAccountProblems(
+  input: { bank: string; dateOfBirth?: string },
+  today: Date = new Date(),
+): FieldError[] {
   const problems: FieldError[] = [];
   if (input.dateOfBirth === undefined || input.dateOfBirth === '') {
     if (BANKS_NEEDING_DATE_OF_BIRTH.includes(input.bank)) {

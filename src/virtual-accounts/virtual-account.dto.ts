@@ -16,39 +16,75 @@ export class CreateVirtualAccountDto {
   @IsUUID()
   customerId: string;
 
-  @ApiProperty({ enum: VIRTUAL_ACCOUNT_BANKS, example: 'safehaven', description: 'Bank issuing the account (lower-case identifier).' })
-  @Transform(lowerTrim) @IsIn(VIRTUAL_ACCOUNT_BANKS, { message: `bank must be one of ${VIRTUAL_ACCOUNT_BANKS.join(', ')}` })
+  @ApiProperty({
+    enum: VIRTUAL_ACCOUNT_BANKS,
+    example: 'safehaven',
+    description: 'Bank issuing the account (lower-case identifier).',
+  })
+  @Transform(lowerTrim)
+  @IsIn(VIRTUAL_ACCOUNT_BANKS, { message: `bank must be one of ${VIRTUAL_ACCOUNT_BANKS.join(', ')}` })
   bank: string;
 
-  @ApiProperty({ example: '22123456789', description: "The holder's Bank Verification Number: 11 digits. Not stored by the gateway." })
-  @Transform(trim) @IsString() @Matches(/^\d{11}$/, { message: 'bvn must be 11 digits' })
+  @ApiProperty({
+    example: '22123456789',
+    description: "The holder's Bank Verification Number: 11 digits. Not stored by the gateway.",
+  })
+  @Transform(trim)
+  @IsString()
+  @Matches(/^\d{11}$/, { message: 'bvn must be 11 digits' })
   bvn: string;
 
   @ApiPropertyOptional({
     example: '1990-04-01',
     format: 'date',
-    description: "The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway.",
+    description:
+      "The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway.",
   })
-  @IsOptional() @Transform(trim) @IsString() @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'dateOfBirth must be a date written yyyy-mm-dd' })
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'dateOfBirth must be a date written yyyy-mm-dd' })
   dateOfBirth?: string;
 
-  @ApiProperty({ example: '08012345678', description: "The holder's phone number: 7 to 15 digits, optionally with a leading +." })
-  @Transform(trim) @IsString() @Matches(/^\+?\d{7,15}$/, { message: 'phoneNumber must be 7 to 15 digits, optionally with a leading +' })
+  @ApiProperty({
+    example: '08012345678',
+    description: "The holder's phone number: 7 to 15 digits, optionally with a leading +.",
+  })
+  @Transform(trim)
+  @IsString()
+  @Matches(/^\+?\d{7,15}$/, { message: 'phoneNumber must be 7 to 15 digits, optionally with a leading +' })
   phoneNumber: string;
 
-  @ApiPropertyOptional({ example: 'Ada', maxLength: 100, description: "Holder's first name; defaults to the customer's." })
-  @IsOptional() @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(100)
+  @ApiPropertyOptional({
+    example: 'Ada',
+    maxLength: 100,
+    description: "Holder's first name; defaults to the customer's.",
+  })
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
   firstName?: string;
 
-  @ApiPropertyOptional({ example: 'Obi', maxLength: 100, description: "Holder's last name; defaults to the customer's." })
-  @IsOptional() @Transform(trim) @IsString() @IsNotEmpty() @MaxLength(100)
+  @ApiPropertyOptional({
+    example: 'Obi',
+    maxLength: 100,
+    description: "Holder's last name; defaults to the customer's.",
+  })
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
   lastName?: string;
 }
 
 /** Query of GET /v1/virtual-accounts. */
 export class ListVirtualAccountsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ format: 'uuid', description: "Only this customer's accounts." })
-  @IsOptional() @IsUUID()
+  @IsOptional()
+  @IsUUID()
   customerId?: string;
 }
 
@@ -63,7 +99,8 @@ export class VirtualAccountDto {
   @ApiProperty({ example: '0123456789', description: 'Account number to pay into.' }) accountNumber: string;
   @ApiProperty({ example: 'NGN', description: 'Upper-case currency code of the account.' }) currency: string;
   @ApiProperty({ example: 'active', description: '`active` on creation.' }) status: string;
-  @ApiProperty({ example: 'wg-virtual-account-3f0c9a…', description: 'Reference sent to the provider.' }) reference: string;
+  @ApiProperty({ example: 'wg-virtual-account-3f0c9a…', description: 'Reference sent to the provider.' })
+  reference: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;
 }

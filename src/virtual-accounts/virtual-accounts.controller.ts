@@ -3,7 +3,12 @@ import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestj
 import { RequireScopes } from '../auth/auth.decorators';
 import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { ParseIdPipe } from '../common/validation';
-import { CreateVirtualAccountDto, ListVirtualAccountsQueryDto, VirtualAccountDto, VirtualAccountPageDto } from './virtual-account.dto';
+import {
+  CreateVirtualAccountDto,
+  ListVirtualAccountsQueryDto,
+  VirtualAccountDto,
+  VirtualAccountPageDto,
+} from './virtual-account.dto';
 import { VirtualAccountsService } from './virtual-accounts.service';
 
 @ApiTags('virtual-accounts')
@@ -15,7 +20,9 @@ export class VirtualAccountsController {
   @RequireScopes('virtual-accounts:write')
   @ApiOperation({ summary: 'Issue a virtual bank account to a customer (safehaven or providus; status active)' })
   @ApiCreatedResponse({ type: VirtualAccountDto })
-  @ApiValidationErrors() @ApiNotFound('customer') @ApiProviderErrors()
+  @ApiValidationErrors()
+  @ApiNotFound('customer')
+  @ApiProviderErrors()
   create(@Body() body: CreateVirtualAccountDto): Promise<VirtualAccountDto> {
     return this.virtualAccounts.create(body);
   }
@@ -24,7 +31,8 @@ export class VirtualAccountsController {
   @RequireScopes('virtual-accounts:read')
   @ApiOperation({ summary: 'Get a virtual account' })
   @ApiOkResponse({ type: VirtualAccountDto })
-  @ApiValidationErrors() @ApiNotFound('virtual account')
+  @ApiValidationErrors()
+  @ApiNotFound('virtual account')
   get(@Param('id', ParseIdPipe()) id: string): Promise<VirtualAccountDto> {
     return this.virtualAccounts.get(id);
   }

@@ -12,7 +12,8 @@ export interface TestDatabase {
 
 function serverUrl(): string {
   const url = process.env.TEST_DB_SERVER_URL;
-  if (!url || !process.env.TEST_DB_TEMPLATE) throw new Error('Run tests through jest (globalSetup prepares the database).');
+  if (!url || !process.env.TEST_DB_TEMPLATE)
+    throw new Error('Run tests through jest (globalSetup prepares the database).');
   return url;
 }
 

@@ -35,7 +35,12 @@ export interface Harness {
 }
 
 export async function startSimulator(options: Partial<SimulatorOptions> = {}): Promise<TestSimulator> {
-  const { app } = await buildSimulator({ apiKey: SIMULATOR_API_KEY, webhookSecret: WEBHOOK_SECRET, logger: false, ...options });
+  const { app } = await buildSimulator({
+    apiKey: SIMULATOR_API_KEY,
+    webhookSecret: WEBHOOK_SECRET,
+    logger: false,
+    ...options,
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address() as { port: number };
   const origin = `http://127.0.0.1:${address.port}`;

@@ -3,5 +3,8 @@ import { IdempotencyInterceptor } from './idempotent.decorator';
 import { IdempotencyService } from './idempotency.service';
 
 @Global()
-@Module({ providers: [IdempotencyService, IdempotencyInterceptor], exports: [IdempotencyService, IdempotencyInterceptor] })
+@Module({
+  providers: [IdempotencyService, IdempotencyInterceptor],
+  exports: [IdempotencyService, IdempotencyInterceptor],
+})
 export class IdempotencyModule {}

@@ -30,7 +30,9 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 of the method, the route with its parameters, and the canonical body. */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method} ${path}\n${canonicalJson(body ?? null)}`)
+    .digest('hex');
 }
 
 /**
@@ -72,7 +74,10 @@ export class IdempotencyService {
         error instanceof DomainError
           ? { code: error.code, message: error.message, extensions: error.extensions }
           : { code: ErrorCode.InternalError, message: 'An unexpected error occurred.', extensions: {} };
-      await this.complete(clientId, key, { status: HTTP_STATUS_BY_CODE[stored.code], body: { __error: true, ...stored } }).catch(() => undefined);
+      await this.complete(clientId, key, {
+        status: HTTP_STATUS_BY_CODE[stored.code],
+        body: { __error: true, ...stored },
+      }).catch(() => undefined);
       throw error;
     }
     await this.complete(clientId, key, response);
@@ -95,7 +100,11 @@ export class IdempotencyService {
   private async complete(clientId: string, key: string, response: StoredResponse): Promise<void> {
     await this.prisma.idempotencyRecord.update({
       where: { clientId_key: { clientId, key } },
-      data: { state: 'completed', responseStatus: response.status, responseBody: response.body as Prisma.InputJsonValue },
+      data: {
+        state: 'completed',
+        responseStatus: response.status,
+        responseBody: response.body as Prisma.InputJsonValue,
+      },
     });
   }
 
@@ -104,19 +113,33 @@ export class IdempotencyService {
     const deadline = Date.now() + IN_PROGRESS_WAIT_MS;
     for (;;) {
       const row = await this.prisma.idempotencyRecord.findUnique({ where: { clientId_key: { clientId, key } } });
-      if (!row) throw new ConflictError('The request with this idempotency key failed validation; send it again.', ErrorCode.RequestInProgress);
+      if (!row)
+        throw new ConflictError(
+          'The request with this idempotency key failed validation; send it again.',
+          ErrorCode.RequestInProgress,
+        );
       if (row.fingerprint !== fingerprint) {
-        throw new ConflictError('This Idempotency-Key was used with a different request.', ErrorCode.IdempotencyKeyReused);
+        throw new ConflictError(
+          'This Idempotency-Key was used with a different request.',
+          ErrorCode.IdempotencyKeyReused,
+        );
       }
       if (row.state === 'completed') {
         const body = row.responseBody as Record<string, unknown> | null;
         if (body && body.__error === true) {
-          throw new DomainError(body.code as ErrorCode, String(body.message), body.extensions as Record<string, unknown>);
+          throw new DomainError(
+            body.code as ErrorCode,
+            String(body.message),
+            body.extensions as Record<string, unknown>,
+          );
         }
         return { status: row.responseStatus ?? 200, body };
       }
       if (Date.now() > deadline) {
-        throw new ConflictError('A request with this Idempotency-Key is still in progress.', ErrorCode.RequestInProgress);
+        throw new ConflictError(
+          'A request with this Idempotency-Key is still in progress.',
+          ErrorCode.RequestInProgress,
+        );
       }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }

@@ -1,4 +1,12 @@
-import { applyDecorators, CallHandler, ExecutionContext, HttpCode, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
+import {
+  applyDecorators,
+  CallHandler,
+  ExecutionContext,
+  HttpCode,
+  Injectable,
+  NestInterceptor,
+  UseInterceptors,
+} from '@nestjs/common';
 import { ApiConflictResponse, ApiHeader } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, Observable } from 'rxjs';
@@ -19,12 +27,22 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const reply = context.switchToHttp().getResponse<FastifyReply>();
     const key = request.headers['idempotency-key'];
     if (typeof key !== 'string' || !KEY_PATTERN.test(key)) {
-      throw new DomainError(ErrorCode.IdempotencyKeyMissing, 'Send an Idempotency-Key header (1-255 printable characters) with this request.');
+      throw new DomainError(
+        ErrorCode.IdempotencyKeyMissing,
+        'Send an Idempotency-Key header (1-255 printable characters) with this request.',
+      );
     }
-    const fingerprint = requestFingerprint(request.method, `${request.routeOptions.url} ${JSON.stringify(request.params)}`, request.body);
+    const fingerprint = requestFingerprint(
+      request.method,
+      `${request.routeOptions.url} ${JSON.stringify(request.params)}`,
+      request.body,
+    );
     return from(
       this.idempotency
-        .run(request.apiClient.id, key, fingerprint, async () => ({ status: 201, body: await lastValueFrom(next.handle()) }))
+        .run(request.apiClient.id, key, fingerprint, async () => ({
+          status: 201,
+          body: await lastValueFrom(next.handle()),
+        }))
         .then((result) => {
           if (result.replayed) void reply.header('idempotent-replayed', 'true');
           return result.body;
@@ -44,7 +62,8 @@ export const Idempotent = () =>
     ApiHeader({
       name: 'Idempotency-Key',
       required: true,
-      description: 'Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.',
+      description:
+        'Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.',
     }),
     ApiConflictResponse({
       type: ProblemDto,
