@@ -21,6 +21,7 @@ import { ProviderModule } from './provider';
 import { SwapsModule } from './swaps/swaps.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { VirtualAccountsModule } from './virtual-accounts/virtual-accounts.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /**
  * The root module. `forRoot()` is evaluated when an app is created (not when this file is
@@ -61,6 +62,7 @@ export class AppModule {
         CollectionsModule,
         SwapsModule,
         VirtualAccountsModule,
+        WebhooksModule,
       ],
       providers: [
         // Order matters: authenticate first, so the rate limit is per API key.

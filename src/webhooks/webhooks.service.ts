@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { DomainError, ErrorCode } from '../common/errors';
+import { PrismaService } from '../database/prisma.service';
+import { Prisma, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
+import { stripCardSecrets } from '../provider';
+import { LedgerService } from '../transactions/ledger.service';
+
+/** What happened to one callback. */
+export type WebhookOutcome = 'applied' | 'unchanged' | 'refused' | 'unmatched' | 'unhandled' | 'failed';
+
+/** A verified callback body: `{event, data}` (provider-webhooks.md). */
+export interface ProviderEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** Payout events → the ledger status they mean. */
+const PAYOUT_EVENTS: Record<string, TransactionStatus> = {
+  'payout.transfer.success': 'success',
+  'payout.transfer.failed': 'failed',
+};
+
+/** The inbox key: event name + data.id + data.status (the provider sends no event id). */
+export function dedupeKey(event: ProviderEvent): string {
+  return createHash('sha256')
+    .update(`${event.event}\n${String(event.data.id ?? '')}\n${String(event.data.status ?? '')}`)
+    .digest('hex');
+}
+
+/**
+ * Provider callbacks: each is stored once in the inbox (WebhookEvent), then applied through the
+ * entity's state machine (LedgerService.transition, source `webhook`). A duplicate changes nothing;
+ * an event for an unknown record is kept as `unmatched`; an event without a handler yet is kept
+ * as `unhandled`. Handled so far: payout.transfer.success / payout.transfer.failed.
+ */
+@Injectable()
+export class WebhooksService {
+  private readonly logger = new Logger('Webhooks');
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly ledger: LedgerService,
+  ) {}
+
+  /** Parses a verified body. @throws DomainError 400 when it is not `{event: string, data: object}`. */
+  parse(body: unknown): ProviderEvent {
+    const candidate = body as Partial<ProviderEvent> | null;
+    if (!candidate || typeof candidate.event !== 'string' || !candidate.data || typeof candidate.data !== 'object') {
+      throw new DomainError(ErrorCode.ValidationFailed, 'A callback body is {"event": string, "data": object}.');
+    }
+    return { event: candidate.event, data: candidate.data as Record<string, unknown> };
+  }
+
+  /**
+   * Stores the event (once) and applies it. Returns whether it was a duplicate and the outcome.
+   * Never throws for a failed application: the inbox row records it (`failed`, with the error).
+   */
+  async receive(
+    event: ProviderEvent,
+    rawBody: string,
+    signatureHeader: string,
+  ): Promise<{ duplicate: boolean; outcome: WebhookOutcome | 'pending' }> {
+    const data = stripCardSecrets(event.data) as Record<string, unknown>;
+    const stripped = JSON.stringify(data) !== JSON.stringify(event.data);
+    const created = await this.prisma.webhookEvent.createMany({
+      data: [
+        {
+          dedupeKey: dedupeKey(event),
+          event: event.event,
+          providerId: typeof data.id === 'string' ? data.id : null,
+          reference: typeof data.reference === 'string' ? data.reference : null,
+          rawBody: stripped ? JSON.stringify({ event: event.event, data }) : rawBody,
+          payload: { event: event.event, data } as Prisma.InputJsonValue,
+          signatureHeader,
+        },
+      ],
+      skipDuplicates: true,
+    });
+    if (created.count === 0) return { duplicate: true, outcome: 'pending' };
+    const row = await this.prisma.webhookEvent.findUniqueOrThrow({ where: { dedupeKey: dedupeKey(event) } });
+    return { duplicate: false, outcome: await this.process(row) };
+  }
+
+  /** Applies one stored event and records the outcome on its inbox row. */
+  async process(row: WebhookEvent): Promise<WebhookOutcome> {
+    let outcome: WebhookOutcome;
+    let error: string | null = null;
+    try {
+      outcome = await this.apply(row);
+    } catch (e) {
+      outcome = 'failed';
+      error = e instanceof Error ? e.message : String(e);
+      this.logger.error({ event: row.event, inboxId: row.id, error }, 'webhook processing failed');
+    }
+    await this.prisma.webhookEvent.update({
+      where: { id: row.id },
+      data: { outcome, error, processedAt: new Date(), attempts: { increment: 1 } },
+    });
+    return outcome;
+  }
+
+  private async apply(row: WebhookEvent): Promise<WebhookOutcome> {
+    const to = PAYOUT_EVENTS[row.event];
+    if (!to) return 'unhandled';
+    const match = [
+      ...(row.providerId ? [{ providerId: row.providerId }] : []),
+      ...(row.reference ? [{ reference: row.reference }] : []),
+    ];
+    if (match.length === 0) return 'unmatched';
+    const transaction = await this.prisma.transaction.findFirst({ where: { kind: 'payout', OR: match } });
+    if (!transaction) return 'unmatched';
+    const data = (row.payload as { data?: Record<string, unknown> }).data ?? {};
+    const { outcome } = await this.ledger.transition(transaction.id, to, 'webhook', {
+      payload: row.payload as Prisma.InputJsonValue,
+      patch: to === 'failed' && typeof data.reason === 'string' ? { failureReason: data.reason } : undefined,
+    });
+    return outcome;
+  }
+}

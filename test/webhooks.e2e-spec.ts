@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import { signWebhook } from '../src/webhooks/signature';
+import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
+
+describe('provider callbacks (e2e): signed receiver, inbox, payout events', () => {
+  let h: Harness;
+  let auth: Record<string, string>;
+  let payout: { id: string; providerId: string; reference: string };
+
+  const post = (body: string, headers: Record<string, string>) =>
+    h.http().post('/webhooks/provider').set('content-type', 'application/json').set(headers).send(body);
+  const signed = (payload: unknown, header = 'x-brails-signature') => {
+    const body = JSON.stringify(payload);
+    return post(body, { [header]: signWebhook(body, WEBHOOK_SECRET) });
+  };
+  const history = async (id: string) =>
+    h.db.query<{ from: string | null; to: string; source: string }>(
+      'SELECT "from", "to", source FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id',
+      [id],
+    );
+  const inbox = () =>
+    h.db.query<{ event: string; outcome: string }>('SELECT event, outcome FROM webhook_events ORDER BY received_at');
+
+  beforeAll(async () => {
+    h = await startHarness();
+    auth = { Authorization: `Bearer ${await h.key()}` };
+    const customer = await h
+      .http()
+      .post('/v1/customers')
+      .set(auth)
+      .send({
+        email: 'hooks@example.com',
+        firstName: 'Ada',
+        lastName: 'Obi',
+        phone: '8012345678',
+        countryCode: '+254',
+      });
+    const beneficiary = await h
+      .http()
+      .post('/v1/beneficiaries')
+      .set(auth)
+      .send({
+        customerId: customer.body.id,
+        country: 'KE',
+        currency: 'KES',
+        destination: {
+          type: 'MOBILEMONEY',
+          network: 'SAFARICOM',
+          accountName: 'Jane Doe',
+          accountNumber: '254712345678',
+        },
+      });
+    const created = await h
+      .http()
+      .post('/v1/payouts')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ customerId: customer.body.id, beneficiaryId: beneficiary.body.id, amount: 10000, description: 'hooks' });
+    expect(created.status).toBe(201);
+    const confirmed = await h
+      .http()
+      .post(`/v1/payouts/${created.body.id}/confirm`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID());
+    expect(confirmed.body.status).toBe('pending');
+    payout = created.body;
+  });
+  afterAll(() => h.close());
+
+  it('refuses unsigned and forged callbacks with 401 and stores nothing', async () => {
+    const body = JSON.stringify({
+      event: 'payout.transfer.success',
+      data: { id: payout.providerId, status: 'success' },
+    });
+    expect((await post(body, {})).status).toBe(401);
+    const forged = await post(body, { 'x-brails-signature': signWebhook(body, 'not-the-secret') });
+    expect(forged.status).toBe(401);
+    expect(forged.body.code).toBe('unauthorized');
+    expect(await inbox()).toHaveLength(0);
+    expect((await h.db.query('SELECT status FROM transactions WHERE id = $1', [payout.id]))[0].status).toBe('pending');
+    const metrics = await h.http().get('/metrics');
+    expect(metrics.text).toMatch(/webhook_signature_failures_total 2/);
+  });
+
+  it('applies payout.transfer.success once, however often it arrives (either header name)', async () => {
+    const event = {
+      event: 'payout.transfer.success',
+      data: { id: payout.providerId, reference: payout.reference, status: 'success', amount: '100.00' },
+    };
+    const first = await signed(event);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ received: true, duplicate: false, outcome: 'applied' });
+    for (const header of ['x-brails-signature', 'x-bitnob-signature']) {
+      const again = await signed(event, header);
+      expect(again.body).toMatchObject({ received: true, duplicate: true });
+    }
+    const rows = await h.db.query('SELECT status, completed_at FROM transactions WHERE id = $1', [payout.id]);
+    expect(rows[0].status).toBe('success');
+    expect(rows[0].completed_at).not.toBeNull();
+    expect((await history(payout.id)).filter((c) => c.source === 'webhook')).toEqual([
+      { from: 'pending', to: 'success', source: 'webhook' },
+    ]);
+    expect((await inbox()).filter((r) => r.event === 'payout.transfer.success')).toEqual([
+      { event: 'payout.transfer.success', outcome: 'applied' },
+    ]);
+  });
+
+  it('ignores a late failed after success (forward-only)', async () => {
+    const late = await signed({
+      event: 'payout.transfer.failed',
+      data: { id: payout.providerId, status: 'failed', reason: 'late' },
+    });
+    expect(late.body).toMatchObject({ duplicate: false, outcome: 'refused' });
+    expect((await h.db.query('SELECT status FROM transactions WHERE id = $1', [payout.id]))[0].status).toBe('success');
+    expect((await history(payout.id)).filter((c) => c.source === 'webhook')).toHaveLength(1);
+  });
+
+  it('keeps events for unknown records as unmatched and unknown event names as unhandled, answering 200', async () => {
+    const unknown = await signed({ event: 'payout.transfer.success', data: { id: 'not-a-uuid-7', status: 'success' } });
+    expect(unknown.status).toBe(200);
+    expect(unknown.body.outcome).toBe('unmatched');
+    const strange = await signed({ event: 'something.new', data: { id: 'x1' } });
+    expect(strange.status).toBe(200);
+    expect(strange.body.outcome).toBe('unhandled');
+    expect(await inbox()).toEqual(
+      expect.arrayContaining([
+        { event: 'payout.transfer.success', outcome: 'unmatched' },
+        { event: 'something.new', outcome: 'unhandled' },
+      ]),
+    );
+  });
+
+  it('answers 400 for a signed body that is not {event, data}', async () => {
+    const res = await signed({ hello: 'world' });
+    expect(res.status).toBe(400);
+  });
+
+  it('never stores card numbers or CVV from a callback', async () => {
+    await signed({
+      event: 'virtualcard.created.success',
+      data: { id: 'card-1', cardNumber: '5399831234567890', cvv2: '123', status: 'success' },
+    });
+    const [row] = await h.db.query<{ raw_body: string; payload: unknown }>(
+      "SELECT raw_body, payload FROM webhook_events WHERE provider_id = 'card-1'",
+    );
+    expect(row.raw_body).not.toContain('5399831234567890');
+    expect(JSON.stringify(row.payload)).not.toContain('5399831234567890');
+    expect(row.raw_body).not.toContain('"123"');
+  });
+});
