@@ -127,7 +127,7 @@ export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator>
     },
     { prefix: '/api/v1' },
   );
-  adminRoutes(app, state, faults);
+  adminRoutes(app, state, faults, opts.webhookSecret);
 
   await app.ready();
   return { app, state, faults };

@@ -22,19 +22,15 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     h.db.query<{ event: string; outcome: string }>('SELECT event, outcome FROM webhook_events ORDER BY received_at');
 
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ listen: true });
     auth = { Authorization: `Bearer ${await h.key()}` };
-    const customer = await h
-      .http()
-      .post('/v1/customers')
-      .set(auth)
-      .send({
-        email: 'hooks@example.com',
-        firstName: 'Ada',
-        lastName: 'Obi',
-        phone: '8012345678',
-        countryCode: '+254',
-      });
+    const customer = await h.http().post('/v1/customers').set(auth).send({
+      email: 'hooks@example.com',
+      firstName: 'Ada',
+      lastName: 'Obi',
+      phone: '8012345678',
+      countryCode: '+254',
+    });
     const beneficiary = await h
       .http()
       .post('/v1/beneficiaries')
@@ -146,5 +142,26 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     expect(row.raw_body).not.toContain('5399831234567890');
     expect(JSON.stringify(row.payload)).not.toContain('5399831234567890');
     expect(row.raw_body).not.toContain('"123"');
+  });
+
+  it("receives the simulator's signed payout.transfer.failed callback end to end", async () => {
+    const customer = await h.db.query<{ id: string }>("SELECT id FROM customers WHERE email = 'hooks@example.com'");
+    const [beneficiary] = await h.db.query<{ id: string }>('SELECT id FROM beneficiaries LIMIT 1');
+    const created = await h
+      .http()
+      .post('/v1/payouts')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ customerId: customer[0].id, beneficiaryId: beneficiary.id, amount: 20000, description: 'callback' });
+    await h.http().post(`/v1/payouts/${created.body.id}/confirm`).set(auth).set('Idempotency-Key', randomUUID());
+    const [call] = await h.sim
+      .calls('initializePayout')
+      .then((calls) => calls.filter((c) => c.body.reference === created.body.reference));
+    expect(call.body.callbackUrl).toMatch(/\/webhooks\/provider$/);
+    const done = await h.sim.admin('POST', `/payouts/${created.body.providerId}/complete`, { status: 'failed' });
+    expect(done.body.callback.attempts).toEqual([200]);
+    const [row] = await h.db.query('SELECT status FROM transactions WHERE id = $1', [created.body.id]);
+    expect(row.status).toBe('failed');
+    expect((await history(created.body.id)).at(-1)).toEqual({ from: 'pending', to: 'failed', source: 'webhook' });
   });
 });

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { FaultTable, parseFaults } from '../faults';
 import { badRequest, bodyOf, notFound, optString } from '../http';
-import { jsonInt, parseMinor } from '../money';
+import { deliverCallback } from '../callbacks';
+import { jsonInt, major, parseMinor } from '../money';
 import type { SimulatorState } from '../state';
 import { cardTransactionView, collectionTransactionView, payoutTransactionView } from '../views';
 import { addCardTransaction, cardById } from './cards';
@@ -11,7 +12,12 @@ import { param } from './context';
  * The admin/test API under /__admin (no Bearer key): call log, faults, state, reset, and the
  * moves the real provider makes on its own (collection paid, payout completed, card spend).
  */
-export function adminRoutes(app: FastifyInstance, state: SimulatorState, faults: FaultTable): void {
+export function adminRoutes(
+  app: FastifyInstance,
+  state: SimulatorState,
+  faults: FaultTable,
+  webhookSecret?: string,
+): void {
   app.get('/__admin/calls', async (request) => {
     const { operation } = request.query as { operation?: string };
     return { calls: operation ? state.calls.filter((c) => c.operation === operation) : state.calls };
@@ -64,7 +70,24 @@ export function adminRoutes(app: FastifyInstance, state: SimulatorState, faults:
     payout.status = status;
     if (status === 'failed') state.credit(payout.currency, payout.amount + payout.fee);
     state.touch(payout);
-    return { transaction: payoutTransactionView(state, payout) };
+    // The provider then calls the payout's callbackUrl (provider-webhooks.md "Event names").
+    const callback =
+      payout.callbackUrl && webhookSecret
+        ? await deliverCallback(payout.callbackUrl, webhookSecret, {
+            event: `payout.transfer.${status}`,
+            data: {
+              id: payout.id,
+              reference: payout.reference,
+              status,
+              amount: major(payout.amount, payout.currency),
+              fees: major(payout.fee, payout.currency),
+              action: payoutTransactionView(state, payout).action.toLowerCase(),
+              channel: 'payout',
+              type: 'debit',
+            },
+          })
+        : null;
+    return { transaction: payoutTransactionView(state, payout), callback };
   });
 
   /** A card spend: a `debit` card transaction of `amount` cents, settled at once (declined → 400). */

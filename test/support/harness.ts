@@ -6,6 +6,7 @@ import { createApp } from '../../src/app';
 import { createApiClient } from '../../src/auth/api-clients.repository';
 import { Scope, SCOPES } from '../../src/auth/scopes';
 import { PrismaService } from '../../src/database/prisma.service';
+import { freePort } from '../../scripts/lib/embedded-db';
 import { createTestDatabase, TestDatabase } from './database';
 
 export const SIMULATOR_API_KEY = 'sk.test0123456789abcdef.e2e';
@@ -70,14 +71,19 @@ export async function startSimulator(options: Partial<SimulatorOptions> = {}): P
 }
 
 /** Starts database + simulator + gateway. `env` overrides the gateway's environment. */
+/**
+ * Starts database + simulator + gateway. `env` overrides the gateway's environment. With `listen`,
+ * the gateway also listens on a loopback port and PUBLIC_BASE_URL points there, so that the
+ * simulator's callbacks reach it.
+ */
 export async function startHarness(
-  opts: { env?: Record<string, string>; simulator?: Partial<SimulatorOptions> } = {},
+  opts: { env?: Record<string, string>; simulator?: Partial<SimulatorOptions>; listen?: boolean } = {},
 ): Promise<Harness> {
   const db = await createTestDatabase();
   let sim: TestSimulator | undefined;
   try {
     sim = await startSimulator(opts.simulator);
-    return await startGateway(db, sim, opts.env);
+    return await startGateway(db, sim, opts.env, opts.listen ? await freePort() : undefined);
   } catch (error) {
     // Leave nothing behind when start-up fails half way.
     await sim?.close();
@@ -86,7 +92,12 @@ export async function startHarness(
   }
 }
 
-async function startGateway(db: TestDatabase, sim: TestSimulator, env: Record<string, string> = {}): Promise<Harness> {
+async function startGateway(
+  db: TestDatabase,
+  sim: TestSimulator,
+  env: Record<string, string> = {},
+  port?: number,
+): Promise<Harness> {
   Object.assign(process.env, {
     NODE_ENV: 'test',
     DATABASE_URL: db.url,
@@ -94,12 +105,13 @@ async function startGateway(db: TestDatabase, sim: TestSimulator, env: Record<st
     PROVIDER_API_KEY: SIMULATOR_API_KEY,
     PROVIDER_WEBHOOK_SECRET: WEBHOOK_SECRET,
     PROVIDER_TIMEOUT_MS: '800',
-    PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port ?? 3000}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '100000',
     ...env,
   });
   const app = await createApp({ bufferLogs: false });
+  if (port) await app.listen({ port, host: '127.0.0.1' });
   const prisma = app.get(PrismaService);
   return {
     app,
