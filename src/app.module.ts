@@ -22,6 +22,7 @@ import { SwapsModule } from './swaps/swaps.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { VirtualAccountsModule } from './virtual-accounts/virtual-accounts.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { ReconciliationModule } from './reconciliation/reconciliation.module';
 
 /**
  * The root module. `forRoot()` is evaluated when an app is created (not when this file is
@@ -63,6 +64,7 @@ export class AppModule {
         SwapsModule,
         VirtualAccountsModule,
         WebhooksModule,
+        ReconciliationModule,
       ],
       providers: [
         // Order matters: authenticate first, so the rate limit is per API key.

@@ -1,0 +1,91 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { PrismaService } from '../database/prisma.service';
+import type { Prisma, TransactionStatus } from '../generated/prisma/client';
+import { ProviderClient } from '../provider';
+import { LedgerService } from '../transactions/ledger.service';
+import { WebhooksService } from '../webhooks/webhooks.service';
+
+/** Payout statuses the provider reports (provider-webhooks.md "Other documented rules") → ledger statuses. */
+const PAYOUT_STATUS: Record<string, TransactionStatus> = {
+  initiated: 'initiated',
+  pending: 'pending',
+  processing: 'processing',
+  success: 'success',
+  failed: 'failed',
+  expired: 'expired',
+};
+
+/** Statuses a payout can be stuck in waiting for the provider. */
+const OPEN_PAYOUT_STATUSES: TransactionStatus[] = ['unknown', 'initiated', 'pending', 'processing'];
+
+/** Counts of one reconciliation pass. */
+export interface ReconciliationReport {
+  checked: number;
+  moved: number;
+  errors: number;
+  inboxRetried: number;
+  inboxMatched: number;
+}
+
+/**
+ * Reconciliation: asks the provider (GET /transactions/{id}) about payouts stuck in a non-final
+ * status for longer than a threshold and moves them forward through the ledger's state machine
+ * with source `reconciliation`; re-tries inbox events that matched no record when they arrived.
+ * Moves are decided under the ledger's row lock, so two instances running a pass at once never
+ * apply the same move twice. (Scheduling it every few minutes comes with the job queue.)
+ */
+@Injectable()
+export class ReconciliationService {
+  private readonly logger = new Logger('Reconciliation');
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly provider: ProviderClient,
+    private readonly ledger: LedgerService,
+    private readonly webhooks: WebhooksService,
+  ) {}
+
+  /**
+   * One pass. `olderThanMs`: only records untouched for this long (default 5 min); `limit`: at most
+   * this many payouts per pass, oldest first.
+   */
+  async run(opts: { olderThanMs?: number; limit?: number } = {}): Promise<ReconciliationReport> {
+    const report: ReconciliationReport = { checked: 0, moved: 0, errors: 0, inboxRetried: 0, inboxMatched: 0 };
+    const before = new Date(Date.now() - (opts.olderThanMs ?? 5 * 60_000));
+    const stuck = await this.prisma.transaction.findMany({
+      where: {
+        kind: 'payout',
+        status: { in: OPEN_PAYOUT_STATUSES },
+        providerId: { not: null },
+        updatedAt: { lt: before },
+      },
+      orderBy: { updatedAt: 'asc' },
+      take: opts.limit ?? 100,
+    });
+    for (const row of stuck) {
+      report.checked += 1;
+      try {
+        const upstream = await this.provider.getTransaction(row.providerId as string);
+        const to = PAYOUT_STATUS[upstream.status];
+        if (!to || to === row.status) continue;
+        const { outcome } = await this.ledger.transition(row.id, to, 'reconciliation', {
+          payload: upstream.raw as Prisma.InputJsonValue,
+        });
+        if (outcome === 'applied') report.moved += 1;
+      } catch (error) {
+        report.errors += 1;
+        this.logger.warn({ transactionId: row.id, error: (error as Error).message }, 'reconciliation lookup failed');
+      }
+    }
+    const unmatched = await this.prisma.webhookEvent.findMany({
+      where: { outcome: 'unmatched' },
+      orderBy: { receivedAt: 'asc' },
+      take: opts.limit ?? 100,
+    });
+    for (const event of unmatched) {
+      report.inboxRetried += 1;
+      if ((await this.webhooks.process(event)) !== 'unmatched') report.inboxMatched += 1;
+    }
+    return report;
+  }
+}

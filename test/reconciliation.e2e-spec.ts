@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
+import { signWebhook } from '../src/webhooks/signature';
+import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
+
+describe('reconciliation (e2e)', () => {
+  // The gateway does not listen here, so the simulator's callbacks never arrive.
+  let h: Harness;
+  let auth: Record<string, string>;
+  let customerId: string;
+  let beneficiaryId: string;
+
+  const payout = async (amount: number) => {
+    const created = await h
+      .http()
+      .post('/v1/payouts')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ customerId, beneficiaryId, amount, description: 'reconcile' });
+    expect(created.status).toBe(201);
+    const confirmed = await h
+      .http()
+      .post(`/v1/payouts/${created.body.id}/confirm`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID());
+    expect(confirmed.body.status).toBe('pending');
+    return created.body as { id: string; providerId: string };
+  };
+  const status = async (id: string) =>
+    (await h.db.query('SELECT status FROM transactions WHERE id = $1', [id]))[0].status;
+
+  beforeAll(async () => {
+    h = await startHarness();
+    auth = { Authorization: `Bearer ${await h.key()}` };
+    const customer = await h
+      .http()
+      .post('/v1/customers')
+      .set(auth)
+      .send({
+        email: 'recon@example.com',
+        firstName: 'Ada',
+        lastName: 'Obi',
+        phone: '8012345678',
+        countryCode: '+254',
+      });
+    customerId = customer.body.id;
+    const beneficiary = await h
+      .http()
+      .post('/v1/beneficiaries')
+      .set(auth)
+      .send({
+        customerId,
+        country: 'KE',
+        currency: 'KES',
+        destination: {
+          type: 'MOBILEMONEY',
+          network: 'SAFARICOM',
+          accountName: 'Jane Doe',
+          accountNumber: '254712345678',
+        },
+      });
+    beneficiaryId = beneficiary.body.id;
+  });
+  afterAll(() => h.close());
+
+  it('resolves a payout whose callback never came, once, with source reconciliation', async () => {
+    const p = await payout(30000);
+    const done = await h.sim.admin('POST', `/payouts/${p.providerId}/complete`, { status: 'success' });
+    expect(done.body.callback.attempts).not.toContain(200);
+    expect(await status(p.id)).toBe('pending');
+
+    const reconciliation = h.app.get(ReconciliationService);
+    const young = await reconciliation.run({ olderThanMs: 60_000 });
+    expect(young.checked).toBe(0);
+    const [first, second] = await Promise.all([
+      reconciliation.run({ olderThanMs: 0 }),
+      reconciliation.run({ olderThanMs: 0 }),
+    ]);
+    expect(first.moved + second.moved).toBe(1);
+    expect(await status(p.id)).toBe('success');
+    const changes = await h.db.query(
+      'SELECT "from", "to", source FROM transaction_status_changes WHERE transaction_id = $1 AND source = $2',
+      [p.id, 'reconciliation'],
+    );
+    expect(changes).toEqual([{ from: 'pending', to: 'success', source: 'reconciliation' }]);
+  });
+
+  it('leaves a payout still pending at the provider as it is', async () => {
+    const p = await payout(40000);
+    const report = await h.app.get(ReconciliationService).run({ olderThanMs: 0 });
+    expect(report.errors).toBe(0);
+    expect(await status(p.id)).toBe('pending');
+  });
+
+  it('re-tries inbox events that matched no record', async () => {
+    const body = JSON.stringify({ event: 'payout.transfer.success', data: { id: 'ghost-payout', status: 'success' } });
+    const res = await h
+      .http()
+      .post('/webhooks/provider')
+      .set('content-type', 'application/json')
+      .set('x-bitnob-signature', signWebhook(body, WEBHOOK_SECRET))
+      .send(body);
+    expect(res.body.outcome).toBe('unmatched');
+    const report = await h.app.get(ReconciliationService).run({ olderThanMs: 0 });
+    expect(report.inboxRetried).toBe(1);
+    expect(report.inboxMatched).toBe(0);
+    const [row] = await h.db.query<{ outcome: string; attempts: number }>(
+      "SELECT outcome, attempts FROM webhook_events WHERE provider_id = 'ghost-payout'",
+    );
+    expect(row).toEqual({ outcome: 'unmatched', attempts: 2 });
+  });
+});
