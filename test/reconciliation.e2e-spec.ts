@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ExpiryService } from '../src/reconciliation/expiry.service';
 import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import { signWebhook } from '../src/webhooks/signature';
 import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
@@ -32,17 +33,13 @@ describe('reconciliation (e2e)', () => {
   beforeAll(async () => {
     h = await startHarness();
     auth = { Authorization: `Bearer ${await h.key()}` };
-    const customer = await h
-      .http()
-      .post('/v1/customers')
-      .set(auth)
-      .send({
-        email: 'recon@example.com',
-        firstName: 'Ada',
-        lastName: 'Obi',
-        phone: '8012345678',
-        countryCode: '+254',
-      });
+    const customer = await h.http().post('/v1/customers').set(auth).send({
+      email: 'recon@example.com',
+      firstName: 'Ada',
+      lastName: 'Obi',
+      phone: '8012345678',
+      countryCode: '+254',
+    });
     customerId = customer.body.id;
     const beneficiary = await h
       .http()
@@ -108,5 +105,40 @@ describe('reconciliation (e2e)', () => {
       "SELECT outcome, attempts FROM webhook_events WHERE provider_id = 'ghost-payout'",
     );
     expect(row).toEqual({ outcome: 'unmatched', attempts: 2 });
+  });
+
+  it('expires lapsed collections and quotes and purges day-old idempotency keys', async () => {
+    const collection = await h
+      .http()
+      .post('/v1/collections')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({
+        customerId,
+        country: 'KE',
+        currency: 'KES',
+        amount: 500000,
+        description: 'expiry',
+        payer: { type: 'Equity', accountName: 'Ada Obi' },
+      });
+    expect(collection.status).toBe(201);
+    const quote = await h
+      .http()
+      .post('/v1/swap-quotes')
+      .set(auth)
+      .send({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount: 1000 });
+    expect(quote.status).toBe(201);
+    const expiry = h.app.get(ExpiryService);
+    expect(await expiry.run()).toEqual({ collectionsExpired: 0, quotesExpired: 0, idempotencyKeysPurged: 0 });
+    const report = await expiry.run(new Date(Date.now() + 25 * 3600_000));
+    expect(report.collectionsExpired).toBe(1);
+    expect(report.quotesExpired).toBe(1);
+    expect(report.idempotencyKeysPurged).toBeGreaterThan(0);
+    expect(await status(collection.body.transactionId)).toBe('expired');
+    const [q] = await h.db.query('SELECT status FROM swap_quotes WHERE id = $1', [quote.body.id]);
+    expect(q.status).toBe('expired');
+    expect(await h.db.query('SELECT 1 FROM idempotency_records')).toHaveLength(0);
+    const again = await expiry.run(new Date(Date.now() + 25 * 3600_000));
+    expect(again.collectionsExpired).toBe(0);
   });
 });
