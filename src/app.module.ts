@@ -22,6 +22,7 @@ import { SwapsModule } from './swaps/swaps.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { VirtualAccountsModule } from './virtual-accounts/virtual-accounts.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { JobsModule } from './jobs/jobs.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
 
 /**
@@ -65,6 +66,7 @@ export class AppModule {
         VirtualAccountsModule,
         WebhooksModule,
         ReconciliationModule,
+        JobsModule,
       ],
       providers: [
         // Order matters: authenticate first, so the rate limit is per API key.

@@ -108,6 +108,7 @@ async function startGateway(
     PUBLIC_BASE_URL: `http://127.0.0.1:${port ?? 3000}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '100000',
+    JOBS_ENABLED: 'false',
     ...env,
   });
   const app = await createApp({ bufferLogs: false });

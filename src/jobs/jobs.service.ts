@@ -1,0 +1,59 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import PgBoss from 'pg-boss';
+import type { Env } from '../config/env';
+import { ExpiryService } from '../reconciliation/expiry.service';
+import { ReconciliationService } from '../reconciliation/reconciliation.service';
+
+/** A recurring job: a pg-boss queue with a cron schedule (UTC, minute resolution). */
+interface RecurringJob {
+  name: string;
+  cron: string;
+  run: () => Promise<unknown>;
+}
+
+/**
+ * Background jobs on pg-boss (a PostgreSQL-backed queue): every instance registers the same
+ * schedules and workers, and pg-boss creates one job per cron slot for all of them, so with
+ * several gateway instances each pass runs once. Off with JOBS_ENABLED=false (tests run passes
+ * directly). Jobs: `reconcile` every 2 minutes, `expire` every minute.
+ */
+@Injectable()
+export class JobsService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Jobs');
+  private boss?: PgBoss;
+
+  constructor(
+    private readonly config: ConfigService<Env, true>,
+    private readonly reconciliation: ReconciliationService,
+    private readonly expiry: ExpiryService,
+  ) {}
+
+  get jobs(): RecurringJob[] {
+    return [
+      { name: 'reconcile', cron: '*/2 * * * *', run: () => this.reconciliation.run() },
+      { name: 'expire', cron: '* * * * *', run: () => this.expiry.run() },
+    ];
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.get('JOBS_ENABLED', { infer: true })) return;
+    const url = new URL(this.config.get('DATABASE_URL', { infer: true }));
+    url.searchParams.delete('schema');
+    this.boss = new PgBoss({ connectionString: url.toString(), max: 2, application_name: 'wallet-gateway-jobs' });
+    this.boss.on('error', (error) => this.logger.error({ err: error }, 'job queue error'));
+    await this.boss.start();
+    for (const job of this.jobs) {
+      await this.boss.createQueue(job.name);
+      await this.boss.schedule(job.name, job.cron);
+      await this.boss.work(job.name, async () => {
+        const report = await job.run();
+        this.logger.log({ job: job.name, report }, 'job done');
+      });
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.boss?.stop({ graceful: true, timeout: 5_000 });
+  }
+}
