@@ -90,6 +90,7 @@ async function main(): Promise<void> {
         SIMULATOR_PORT: String(simulatorPort),
         PROVIDER_API_KEY: providerApiKey,
         PROVIDER_WEBHOOK_SECRET: webhookSecret,
+        SIMULATOR_WEBHOOK_URL: `${process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`}/webhooks/provider`,
       },
       'simulator',
     );

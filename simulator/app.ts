@@ -22,6 +22,8 @@ export interface SimulatorOptions {
   apiKey: string;
   /** Secret for signing callbacks (kept for the callback sender; not used yet). */
   webhookSecret?: string;
+  /** Account-level callback URL, for events whose request carried none (collections: deposits). */
+  webhookUrl?: string;
   /** Validity of swap quotes, seconds (default 250, the documented sample). */
   quoteTtlSeconds?: number;
   /** Validity of collection account details, seconds (default 7200). */
@@ -127,7 +129,7 @@ export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator>
     },
     { prefix: '/api/v1' },
   );
-  adminRoutes(app, state, faults, opts.webhookSecret);
+  adminRoutes(app, state, faults, opts.webhookSecret, opts.webhookUrl);
 
   await app.ready();
   return { app, state, faults };

@@ -10,6 +10,7 @@ async function main(): Promise<void> {
   const { app } = await buildSimulator({
     apiKey: process.env.PROVIDER_API_KEY || 'sk.sim.0123456789abcdef.local',
     webhookSecret: process.env.PROVIDER_WEBHOOK_SECRET || 'whsec-sim-local',
+    webhookUrl: process.env.SIMULATOR_WEBHOOK_URL || undefined,
     quoteTtlSeconds: optionalNumber(process.env.SIMULATOR_QUOTE_TTL_SECONDS),
     faults: process.env.SIMULATOR_FAULTS ? parseFaults(JSON.parse(process.env.SIMULATOR_FAULTS)) : undefined,
     logger: process.env.SIMULATOR_LOG === 'true',

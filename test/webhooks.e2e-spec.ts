@@ -164,4 +164,31 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     expect(row.status).toBe('failed');
     expect((await history(created.body.id)).at(-1)).toEqual({ from: 'pending', to: 'failed', source: 'webhook' });
   });
+
+  it("receives the simulator's deposit callback and marks the collection paid", async () => {
+    const [customer] = await h.db.query<{ id: string }>("SELECT id FROM customers WHERE email = 'hooks@example.com'");
+    const collection = await h
+      .http()
+      .post('/v1/collections')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({
+        customerId: customer.id,
+        country: 'KE',
+        currency: 'KES',
+        amount: 500000,
+        description: 'deposit',
+        payer: { type: 'Equity', accountName: 'Ada Obi' },
+      });
+    expect(collection.status).toBe(201);
+    const paid = await h.sim.admin('POST', `/collections/${collection.body.providerId}/pay`);
+    expect(paid.body.callback.attempts).toEqual([200]);
+    const got = await h.http().get(`/v1/collections/${collection.body.id}`).set(auth);
+    expect(got.body.status).toBe('success');
+    expect((await history(collection.body.transactionId)).at(-1)).toEqual({
+      from: 'processing',
+      to: 'success',
+      source: 'webhook',
+    });
+  });
 });

@@ -17,6 +17,7 @@ export function adminRoutes(
   state: SimulatorState,
   faults: FaultTable,
   webhookSecret?: string,
+  webhookUrl?: string,
 ): void {
   app.get('/__admin/calls', async (request) => {
     const { operation } = request.query as { operation?: string };
@@ -57,7 +58,26 @@ export function adminRoutes(
     const { before, after } = state.credit(collection.currency, collection.amount - collection.fee);
     Object.assign(collection, { status: 'success', balanceBefore: before, balanceAfter: after });
     state.touch(collection);
-    return { transaction: collectionTransactionView(collection) };
+    // The deposit callback goes to the collection's callbackUrl, else the account's webhook URL.
+    const url = collection.callbackUrl ?? webhookUrl;
+    const callback =
+      url && webhookSecret
+        ? await deliverCallback(url, webhookSecret, {
+            event: 'transaction.deposit.success',
+            data: {
+              id: collection.id,
+              reference: collection.reference,
+              status: 'success',
+              amount: major(collection.amount, collection.currency),
+              fees: major(collection.fee, collection.currency),
+              currency: collection.currency.toLowerCase(),
+              action: `deposit_${collection.currency.toLowerCase()}`,
+              channel: 'collection',
+              senderName: 'Simulated Payer',
+            },
+          })
+        : null;
+    return { transaction: collectionTransactionView(collection), callback };
   });
 
   /** Completes a `pending` payout: success, or failed (the wallet is refunded amount + fee). */

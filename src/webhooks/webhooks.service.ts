@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainError, ErrorCode } from '../common/errors';
 import { PrismaService } from '../database/prisma.service';
-import { Prisma, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
+import { Prisma, type TransactionKind, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
 import { stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 
@@ -15,10 +15,11 @@ export interface ProviderEvent {
   data: Record<string, unknown>;
 }
 
-/** Payout events → the ledger status they mean. */
-const PAYOUT_EVENTS: Record<string, TransactionStatus> = {
-  'payout.transfer.success': 'success',
-  'payout.transfer.failed': 'failed',
+/** Ledger events: event name → the kind of ledger row it concerns and the status it means (provider-webhooks.md "Event names"). */
+const LEDGER_EVENTS: Record<string, { kind: TransactionKind; to: TransactionStatus }> = {
+  'payout.transfer.success': { kind: 'payout', to: 'success' },
+  'payout.transfer.failed': { kind: 'payout', to: 'failed' },
+  'transaction.deposit.success': { kind: 'collection', to: 'success' },
 };
 
 /** The inbox key: event name + data.id + data.status (the provider sends no event id). */
@@ -32,7 +33,8 @@ export function dedupeKey(event: ProviderEvent): string {
  * Provider callbacks: each is stored once in the inbox (WebhookEvent), then applied through the
  * entity's state machine (LedgerService.transition, source `webhook`). A duplicate changes nothing;
  * an event for an unknown record is kept as `unmatched`; an event without a handler yet is kept
- * as `unhandled`. Handled so far: payout.transfer.success / payout.transfer.failed.
+ * as `unhandled`. Handled so far: payout.transfer.success|failed and transaction.deposit.success
+ * (a collection paid: matched by the collection's provider id or the reference the gateway sent).
  */
 @Injectable()
 export class WebhooksService {
@@ -101,20 +103,30 @@ export class WebhooksService {
   }
 
   private async apply(row: WebhookEvent): Promise<WebhookOutcome> {
-    const to = PAYOUT_EVENTS[row.event];
-    if (!to) return 'unhandled';
+    const rule = LEDGER_EVENTS[row.event];
+    if (!rule) return 'unhandled';
+    const transactionId = await this.matchTransaction(rule.kind, row);
+    if (!transactionId) return 'unmatched';
+    const data = (row.payload as { data?: Record<string, unknown> }).data ?? {};
+    const { outcome } = await this.ledger.transition(transactionId, rule.to, 'webhook', {
+      payload: row.payload as Prisma.InputJsonValue,
+      patch: rule.to === 'failed' && typeof data.reason === 'string' ? { failureReason: data.reason } : undefined,
+    });
+    return outcome;
+  }
+
+  /** The ledger row an event is about: by the provider's id or by the reference the gateway sent. */
+  private async matchTransaction(kind: TransactionKind, row: WebhookEvent): Promise<string | null> {
+    if (kind === 'collection' && row.providerId) {
+      const collection = await this.prisma.collection.findUnique({ where: { providerId: row.providerId } });
+      if (collection) return collection.transactionId;
+    }
     const match = [
       ...(row.providerId ? [{ providerId: row.providerId }] : []),
       ...(row.reference ? [{ reference: row.reference }] : []),
     ];
-    if (match.length === 0) return 'unmatched';
-    const transaction = await this.prisma.transaction.findFirst({ where: { kind: 'payout', OR: match } });
-    if (!transaction) return 'unmatched';
-    const data = (row.payload as { data?: Record<string, unknown> }).data ?? {};
-    const { outcome } = await this.ledger.transition(transaction.id, to, 'webhook', {
-      payload: row.payload as Prisma.InputJsonValue,
-      patch: to === 'failed' && typeof data.reason === 'string' ? { failureReason: data.reason } : undefined,
-    });
-    return outcome;
+    if (match.length === 0) return null;
+    const transaction = await this.prisma.transaction.findFirst({ where: { kind, OR: match }, select: { id: true } });
+    return transaction?.id ?? null;
   }
 }

@@ -80,10 +80,14 @@ export async function startHarness(
   opts: { env?: Record<string, string>; simulator?: Partial<SimulatorOptions>; listen?: boolean } = {},
 ): Promise<Harness> {
   const db = await createTestDatabase();
+  const port = opts.listen ? await freePort() : undefined;
   let sim: TestSimulator | undefined;
   try {
-    sim = await startSimulator(opts.simulator);
-    return await startGateway(db, sim, opts.env, opts.listen ? await freePort() : undefined);
+    sim = await startSimulator({
+      ...(port ? { webhookUrl: `http://127.0.0.1:${port}/webhooks/provider` } : {}),
+      ...opts.simulator,
+    });
+    return await startGateway(db, sim, opts.env, port);
   } catch (error) {
     // Leave nothing behind when start-up fails half way.
     await sim?.close();
