@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ExpiryService } from '../src/reconciliation/expiry.service';
 import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import { signWebhook } from '../src/webhooks/signature';
+import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
 import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
 
 describe('reconciliation (e2e)', () => {
@@ -11,52 +12,14 @@ describe('reconciliation (e2e)', () => {
   let customerId: string;
   let beneficiaryId: string;
 
-  const payout = async (amount: number) => {
-    const created = await h
-      .http()
-      .post('/v1/payouts')
-      .set(auth)
-      .set('Idempotency-Key', randomUUID())
-      .send({ customerId, beneficiaryId, amount, description: 'reconcile' });
-    expect(created.status).toBe(201);
-    const confirmed = await h
-      .http()
-      .post(`/v1/payouts/${created.body.id}/confirm`)
-      .set(auth)
-      .set('Idempotency-Key', randomUUID());
-    expect(confirmed.body.status).toBe('pending');
-    return created.body as { id: string; providerId: string };
-  };
+  const payout = (amount: number) => confirmedPayout(h, auth, { customerId, beneficiaryId }, amount);
   const status = async (id: string) =>
     (await h.db.query('SELECT status FROM transactions WHERE id = $1', [id]))[0].status;
 
   beforeAll(async () => {
     h = await startHarness();
     auth = { Authorization: `Bearer ${await h.key()}` };
-    const customer = await h.http().post('/v1/customers').set(auth).send({
-      email: 'recon@example.com',
-      firstName: 'Ada',
-      lastName: 'Obi',
-      phone: '8012345678',
-      countryCode: '+254',
-    });
-    customerId = customer.body.id;
-    const beneficiary = await h
-      .http()
-      .post('/v1/beneficiaries')
-      .set(auth)
-      .send({
-        customerId,
-        country: 'KE',
-        currency: 'KES',
-        destination: {
-          type: 'MOBILEMONEY',
-          network: 'SAFARICOM',
-          accountName: 'Jane Doe',
-          accountNumber: '254712345678',
-        },
-      });
-    beneficiaryId = beneficiary.body.id;
+    ({ customerId, beneficiaryId } = await customerWithBeneficiary(h, auth, 'recon@example.com'));
   });
   afterAll(() => h.close());
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhook } from '../src/webhooks/signature';
+import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
 import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
 
 describe('provider callbacks (e2e): signed receiver, inbox, payout events', () => {
@@ -24,42 +25,7 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
   beforeAll(async () => {
     h = await startHarness({ listen: true });
     auth = { Authorization: `Bearer ${await h.key()}` };
-    const customer = await h.http().post('/v1/customers').set(auth).send({
-      email: 'hooks@example.com',
-      firstName: 'Ada',
-      lastName: 'Obi',
-      phone: '8012345678',
-      countryCode: '+254',
-    });
-    const beneficiary = await h
-      .http()
-      .post('/v1/beneficiaries')
-      .set(auth)
-      .send({
-        customerId: customer.body.id,
-        country: 'KE',
-        currency: 'KES',
-        destination: {
-          type: 'MOBILEMONEY',
-          network: 'SAFARICOM',
-          accountName: 'Jane Doe',
-          accountNumber: '254712345678',
-        },
-      });
-    const created = await h
-      .http()
-      .post('/v1/payouts')
-      .set(auth)
-      .set('Idempotency-Key', randomUUID())
-      .send({ customerId: customer.body.id, beneficiaryId: beneficiary.body.id, amount: 10000, description: 'hooks' });
-    expect(created.status).toBe(201);
-    const confirmed = await h
-      .http()
-      .post(`/v1/payouts/${created.body.id}/confirm`)
-      .set(auth)
-      .set('Idempotency-Key', randomUUID());
-    expect(confirmed.body.status).toBe('pending');
-    payout = created.body;
+    payout = await confirmedPayout(h, auth, await customerWithBeneficiary(h, auth, 'hooks@example.com'), 10000);
   });
   afterAll(() => h.close());
 

@@ -1,0 +1,60 @@
+import { randomUUID } from 'node:crypto';
+import type { Harness } from './harness';
+
+/** A customer with a KE mobile-money beneficiary, created through the API. */
+export async function customerWithBeneficiary(
+  h: Harness,
+  auth: Record<string, string>,
+  email: string,
+): Promise<{ customerId: string; beneficiaryId: string }> {
+  const customer = await h.http().post('/v1/customers').set(auth).send({
+    email,
+    firstName: 'Ada',
+    lastName: 'Obi',
+    phone: '8012345678',
+    countryCode: '+254',
+  });
+  if (customer.status !== 201) throw new Error(`customer: ${customer.status} ${JSON.stringify(customer.body)}`);
+  const beneficiary = await h
+    .http()
+    .post('/v1/beneficiaries')
+    .set(auth)
+    .send({
+      customerId: customer.body.id,
+      country: 'KE',
+      currency: 'KES',
+      destination: {
+        type: 'MOBILEMONEY',
+        network: 'SAFARICOM',
+        accountName: 'Jane Doe',
+        accountNumber: '254712345678',
+      },
+    });
+  if (beneficiary.status !== 201)
+    throw new Error(`beneficiary: ${beneficiary.status} ${JSON.stringify(beneficiary.body)}`);
+  return { customerId: customer.body.id, beneficiaryId: beneficiary.body.id };
+}
+
+/** A payout of `amount` USD minor units, initialized and confirmed (status `pending`). */
+export async function confirmedPayout(
+  h: Harness,
+  auth: Record<string, string>,
+  to: { customerId: string; beneficiaryId: string },
+  amount: number,
+): Promise<{ id: string; providerId: string; reference: string }> {
+  const created = await h
+    .http()
+    .post('/v1/payouts')
+    .set(auth)
+    .set('Idempotency-Key', randomUUID())
+    .send({ ...to, amount, description: 'fixture payout' });
+  if (created.status !== 201) throw new Error(`payout: ${created.status} ${JSON.stringify(created.body)}`);
+  const confirmed = await h
+    .http()
+    .post(`/v1/payouts/${created.body.id}/confirm`)
+    .set(auth)
+    .set('Idempotency-Key', randomUUID());
+  if (confirmed.body.status !== 'pending')
+    throw new Error(`confirm: ${confirmed.status} ${JSON.stringify(confirmed.body)}`);
+  return created.body;
+}
