@@ -104,4 +104,43 @@ describe('reconciliation (e2e)', () => {
     const again = await expiry.run(new Date(Date.now() + 25 * 3600_000));
     expect(again.collectionsExpired).toBe(0);
   });
+
+  it('settles a confirm that timed out: unknown, then initiated again when the provider never finalized', async () => {
+    const created = await h
+      .http()
+      .post('/v1/payouts')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ customerId, beneficiaryId, amount: 25000, description: 'confirm timeout' });
+    expect(created.status).toBe(201);
+    await h.sim.setFault('finalizePayout', { timeout: true, times: 1 });
+    const timedOut = await h
+      .http()
+      .post(`/v1/payouts/${created.body.id}/confirm`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID());
+    expect(timedOut.status).toBe(504);
+    expect(await status(created.body.id)).toBe('unknown');
+    const blocked = await h
+      .http()
+      .post(`/v1/payouts/${created.body.id}/confirm`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID());
+    expect(blocked.status).toBe(409);
+    expect(
+      await h.sim
+        .calls('finalizePayout')
+        .then((c) => c.filter((x) => x.body.transactionId === created.body.providerId)),
+    ).toHaveLength(1);
+
+    await h.app.get(ReconciliationService).run({ olderThanMs: 0 });
+    expect(await status(created.body.id)).toBe('initiated');
+    const confirmed = await h
+      .http()
+      .post(`/v1/payouts/${created.body.id}/confirm`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID());
+    expect(confirmed.status).toBe(201);
+    expect(confirmed.body.status).toBe('pending');
+  });
 });

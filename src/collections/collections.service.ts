@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, NotFoundError, ProviderError, ValidationError } from '../common/errors';
+import { NotFoundError, ValidationError } from '../common/errors';
 import { minorToNumber } from '../common/money';
 import { afterCursor, Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
@@ -127,7 +127,7 @@ export class CollectionsService {
       });
       return toCollectionDto(row);
     } catch (error) {
-      await this.recordFailure(created.transactionId, error);
+      await this.ledger.recordProviderFailure(created.transactionId, error);
       throw error;
     }
   }
@@ -157,13 +157,5 @@ export class CollectionsService {
       take: limit + 1,
     });
     return toPage(rows, limit, toCollectionDto);
-  }
-
-  /** After a failed provider call: refused → `failed`; no clear answer → `unknown` (reconciliation decides). */
-  private async recordFailure(transactionId: string, error: unknown): Promise<void> {
-    const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
-    await this.ledger.transition(transactionId, refused ? 'failed' : 'unknown', 'api', {
-      patch: { failureReason: error instanceof Error ? error.message : String(error) },
-    });
   }
 }

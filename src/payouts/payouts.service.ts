@@ -109,7 +109,7 @@ export class PayoutsService {
       });
       return toPayoutDto(transaction);
     } catch (error) {
-      await this.recordFailure(row.id, error);
+      await this.ledger.recordProviderFailure(row.id, error);
       throw error;
     }
   }
@@ -156,7 +156,7 @@ export class PayoutsService {
           data: { confirmRequestedAt: null, failureReason: error.message },
         });
       } else {
-        await this.recordFailure(id, error);
+        await this.ledger.recordProviderFailure(id, error);
       }
       throw error;
     }
@@ -171,13 +171,5 @@ export class PayoutsService {
     const row = await this.prisma.transaction.findUnique({ where: { id } });
     if (!row || row.kind !== 'payout') throw new NotFoundError('Payout', id);
     return row;
-  }
-
-  /** After a failed provider call: refused → `failed`; no clear answer → `unknown` (reconciliation decides). */
-  private async recordFailure(id: string, error: unknown): Promise<void> {
-    const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
-    await this.ledger.transition(id, refused ? 'failed' : 'unknown', 'api', {
-      patch: { failureReason: error instanceof Error ? error.message : String(error) },
-    });
   }
 }

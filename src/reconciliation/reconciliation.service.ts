@@ -70,6 +70,8 @@ export class ReconciliationService {
         if (!to || to === row.status) continue;
         const { outcome } = await this.ledger.transition(row.id, to, 'reconciliation', {
           payload: upstream.raw as Prisma.InputJsonValue,
+          // Still `initiated` upstream: the confirm never took effect, so it may be sent again.
+          patch: to === 'initiated' ? { confirmRequestedAt: null } : undefined,
         });
         if (outcome === 'applied') report.moved += 1;
       } catch (error) {

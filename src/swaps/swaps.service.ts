@@ -244,14 +244,9 @@ export class SwapsService {
    * no clear answer → ledger `unknown`, quote left `executing` (reconciliation decides).
    */
   private async recordFailure(transactionId: string, quoteId: string, error: unknown): Promise<void> {
-    const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
-    const failureReason = error instanceof Error ? error.message : String(error);
     await this.prisma.$transaction(async (tx) => {
-      await this.ledger.transition(transactionId, refused ? 'failed' : 'unknown', 'api', {
-        tx,
-        patch: { failureReason },
-      });
-      if (refused) await tx.swapQuote.update({ where: { id: quoteId }, data: { status: 'failed' } });
+      const status = await this.ledger.recordProviderFailure(transactionId, error, tx);
+      if (status === 'failed') await tx.swapQuote.update({ where: { id: quoteId }, data: { status: 'failed' } });
     });
   }
 }

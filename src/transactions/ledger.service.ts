@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidStateTransitionError, NotFoundError } from '../common/errors';
+import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../common/errors';
 import { PrismaService } from '../database/prisma.service';
 import type { Prisma, StatusChangeSource, Transaction, TransactionStatus } from '../generated/prisma/client';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
@@ -74,6 +74,21 @@ export class LedgerService {
       return { outcome: 'applied' as const, transaction: row };
     };
     return opts.tx ? run(opts.tx) : this.prisma.$transaction(run);
+  }
+
+  /**
+   * Records a failed provider call on a ledger row: a refusal (`provider_rejected`: nothing
+   * happened upstream) → `failed`; anything else (timeout, 5xx, an error after the call) → `unknown`,
+   * which reconciliation settles. Returns the status aimed for.
+   */
+  async recordProviderFailure(id: string, error: unknown, tx?: Tx): Promise<TransactionStatus> {
+    const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+    const to: TransactionStatus = refused ? 'failed' : 'unknown';
+    await this.transition(id, to, 'api', {
+      tx,
+      patch: { failureReason: error instanceof Error ? error.message : String(error) },
+    });
+    return to;
   }
 
   /** @throws NotFoundError (404). */

@@ -14,7 +14,8 @@ export const TRANSITIONS: Record<TransactionKind, Partial<Record<TransactionStat
   payout: {
     created: ['initiated', 'failed', 'unknown'],
     unknown: ['initiated', 'pending', 'processing', 'success', 'failed', 'expired'],
-    initiated: ['pending', 'processing', 'success', 'failed', 'expired'],
+    // `unknown`: a confirm (finalize) got no clear answer; reconciliation settles it.
+    initiated: ['pending', 'processing', 'success', 'failed', 'expired', 'unknown'],
     pending: ['processing', 'success', 'failed'],
     processing: ['success', 'failed'],
     success: ['reversed'],
