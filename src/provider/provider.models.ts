@@ -180,26 +180,30 @@ export interface FinalizePayoutInput {
   sourceCurrency: string;
 }
 
-/**
- * A payout transaction (initialize: `initiated`; finalize: `pending`; get-transaction: any
- * status, lower-cased). Money is in the wallet `currency` unless named `payout…`.
- */
-export interface ProviderPayout extends ProviderRecord {
+/** Fields payout and swap transactions share (provider-api.md "Payout transaction", "Swap transaction"). */
+export interface ProviderLedgerRecord extends ProviderRecord {
   reference: string;
   status: string;
   /** `debit`. */
   type: string;
-  /** e.g. `ng_account_payout`. */
+  /** e.g. `ng_account_payout`, `swap_usd_ngn`. */
   action: string;
   channel: string | null;
   description: string | null;
-  /** Wallet currency debited. */
+  /** Wallet currency debited (payout: the source wallet; swap: the source currency). */
   currency: string;
   /** `centAmount` when present, else the MAJOR-unit `amount`. */
   amountMinor: bigint;
   /** `centFees` when present, else the MAJOR-unit `fees`; rounded half-even. */
   feeMinor: bigint;
   spotPrice: string | null;
+}
+
+/**
+ * A payout transaction (initialize: `initiated`; finalize: `pending`; get-transaction: any
+ * status, lower-cased). Money is in the wallet `currency` unless named `payout…`.
+ */
+export interface ProviderPayout extends ProviderLedgerRecord {
   exchangeRate: string | null;
   /** The beneficiary id (finalize answers it as a string). */
   beneficiaryId: string | null;
@@ -249,22 +253,8 @@ export interface FinalizeSwapInput {
 }
 
 /** An executed swap (`success` at once; no swap events exist). */
-export interface ProviderSwap extends ProviderRecord {
-  reference: string;
-  status: string;
-  type: string;
-  /** `swap_<source>_<target>`. */
-  action: string;
-  channel: string | null;
-  description: string | null;
-  /** Source currency debited. */
-  currency: string;
-  /** `centAmount`, else the MAJOR-unit `amount`. */
-  amountMinor: bigint;
-  /** `centFees`, else the MAJOR-unit `fees`. */
-  feeMinor: bigint;
+export interface ProviderSwap extends ProviderLedgerRecord {
   balanceAfterMinor: bigint | null;
-  spotPrice: string | null;
 }
 
 // ---- Virtual accounts ----
