@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DomainError, ErrorCode } from '../common/errors';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma, type TransactionKind, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
 import { stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
+import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
 
-/** What happened to one callback. */
-export type WebhookOutcome = 'applied' | 'unchanged' | 'refused' | 'unmatched' | 'unhandled' | 'failed';
+export type { WebhookOutcome } from './webhook-handlers';
 
 /** A verified callback body: `{event, data}` (provider-webhooks.md). */
 export interface ProviderEvent {
@@ -37,13 +37,19 @@ export function dedupeKey(event: ProviderEvent): string {
  * (a collection paid: matched by the collection's provider id or the reference the gateway sent).
  */
 @Injectable()
-export class WebhooksService {
+export class WebhooksService implements OnModuleInit {
   private readonly logger = new Logger('Webhooks');
 
   constructor(
     private readonly prisma: PrismaService,
     private readonly ledger: LedgerService,
+    private readonly handlers: WebhookHandlerRegistry,
   ) {}
+
+  /** Registers the ledger events (payouts, deposits) this module applies itself. */
+  onModuleInit(): void {
+    this.handlers.register(Object.keys(LEDGER_EVENTS), (event) => this.applyLedgerEvent(event));
+  }
 
   /** Parses a verified body. @throws DomainError 400 when it is not `{event: string, data: object}`. */
   parse(body: unknown): ProviderEvent {
@@ -103,11 +109,17 @@ export class WebhooksService {
   }
 
   private async apply(row: WebhookEvent): Promise<WebhookOutcome> {
-    const rule = LEDGER_EVENTS[row.event];
-    if (!rule) return 'unhandled';
+    const handler = this.handlers.get(row.event);
+    if (!handler) return 'unhandled';
+    const data = (row.payload as { data?: Record<string, unknown> }).data ?? {};
+    return handler({ row, event: row.event, data });
+  }
+
+  /** payout.transfer.success|failed and transaction.deposit.success → the ledger row's state machine. */
+  private async applyLedgerEvent({ row, event, data }: InboxEvent): Promise<WebhookOutcome> {
+    const rule = LEDGER_EVENTS[event];
     const transactionId = await this.matchTransaction(rule.kind, row);
     if (!transactionId) return 'unmatched';
-    const data = (row.payload as { data?: Record<string, unknown> }).data ?? {};
     const { outcome } = await this.ledger.transition(transactionId, rule.to, 'webhook', {
       payload: row.payload as Prisma.InputJsonValue,
       patch: rule.to === 'failed' && typeof data.reason === 'string' ? { failureReason: data.reason } : undefined,
