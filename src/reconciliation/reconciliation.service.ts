@@ -1,8 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service';
-import type { Prisma, TransactionStatus } from '../generated/prisma/client';
+import type { Prisma, Transaction, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
-import { LedgerService } from '../transactions/ledger.service';
+import { LedgerService, type TransitionOutcome } from '../transactions/ledger.service';
 import { WebhooksService } from '../webhooks/webhooks.service';
 
 /** Payout statuses the provider reports (provider-webhooks.md "Other documented rules") → ledger statuses. */
@@ -65,15 +65,7 @@ export class ReconciliationService {
     for (const row of stuck) {
       report.checked += 1;
       try {
-        const upstream = await this.provider.getTransaction(row.providerId as string);
-        const to = PAYOUT_STATUS[upstream.status];
-        if (!to || to === row.status) continue;
-        const { outcome } = await this.ledger.transition(row.id, to, 'reconciliation', {
-          payload: upstream.raw as Prisma.InputJsonValue,
-          // Still `initiated` upstream: the confirm never took effect, so it may be sent again.
-          patch: to === 'initiated' ? { confirmRequestedAt: null } : undefined,
-        });
-        if (outcome === 'applied') report.moved += 1;
+        if ((await this.reconcileTransaction(row)) === 'applied') report.moved += 1;
       } catch (error) {
         report.errors += 1;
         this.logger.warn({ transactionId: row.id, error: (error as Error).message }, 'reconciliation lookup failed');
@@ -89,5 +81,24 @@ export class ReconciliationService {
       if ((await this.webhooks.process(event)) !== 'unmatched') report.inboxMatched += 1;
     }
     return report;
+  }
+
+  /**
+   * Looks one ledger row up at the provider (GET /transactions/{providerId}) and applies the
+   * forward move it shows, with source `reconciliation`. Rows without a provider id, or whose
+   * provider status means nothing new, are left as they are (`unchanged`).
+   * @throws ProviderError (502/504) when the provider cannot answer.
+   */
+  async reconcileTransaction(row: Pick<Transaction, 'id' | 'providerId' | 'status'>): Promise<TransitionOutcome> {
+    if (!row.providerId) return 'unchanged';
+    const upstream = await this.provider.getTransaction(row.providerId);
+    const to = PAYOUT_STATUS[upstream.status.toLowerCase()];
+    if (!to || to === row.status) return 'unchanged';
+    const { outcome } = await this.ledger.transition(row.id, to, 'reconciliation', {
+      payload: upstream.raw as Prisma.InputJsonValue,
+      // Still `initiated` upstream: the confirm never took effect, so it may be sent again.
+      patch: to === 'initiated' ? { confirmRequestedAt: null } : undefined,
+    });
+    return outcome;
   }
 }
