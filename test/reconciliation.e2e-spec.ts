@@ -61,7 +61,10 @@ describe('reconciliation (e2e)', () => {
       .set('x-bitnob-signature', signWebhook(body, WEBHOOK_SECRET))
       .send(body);
     expect(res.body.outcome).toBe('unmatched');
-    const report = await h.app.get(ReconciliationService).run({ olderThanMs: 0 });
+    // Retried on a backoff schedule: not in the pass that follows at once, but once it is due.
+    expect((await h.app.get(ReconciliationService).run({ olderThanMs: 0 })).inboxRetried).toBe(0);
+    const later = new Date(Date.now() + 60_000);
+    const report = await h.app.get(ReconciliationService).run({ olderThanMs: 0, now: later });
     expect(report.inboxRetried).toBe(1);
     expect(report.inboxMatched).toBe(0);
     const [row] = await h.db.query<{ outcome: string; attempts: number }>(

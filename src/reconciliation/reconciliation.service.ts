@@ -16,7 +16,10 @@ const PAYOUT_STATUS: Record<string, TransactionStatus> = {
 };
 
 /** Statuses a payout can be stuck in waiting for the provider. */
-const OPEN_PAYOUT_STATUSES: TransactionStatus[] = ['unknown', 'initiated', 'pending', 'processing'];
+const OPEN_PAYOUT_STATUSES: string[] = ['unknown', 'initiated', 'pending', 'processing'];
+
+/** Ledger kinds whose rows the provider's GET /transactions/{id} can answer for. */
+const RECONCILED_KINDS: string[] = ['payout', 'swap'];
 
 /** Counts of one reconciliation pass. */
 export interface ReconciliationReport {
@@ -49,19 +52,23 @@ export class ReconciliationService {
    * One pass. `olderThanMs`: only records untouched for this long (default 5 min); `limit`: at most
    * this many payouts per pass, oldest first.
    */
-  async run(opts: { olderThanMs?: number; limit?: number } = {}): Promise<ReconciliationReport> {
+  async run(opts: { olderThanMs?: number; limit?: number; now?: Date } = {}): Promise<ReconciliationReport> {
     const report: ReconciliationReport = { checked: 0, moved: 0, errors: 0, inboxRetried: 0, inboxMatched: 0 };
-    const before = new Date(Date.now() - (opts.olderThanMs ?? 5 * 60_000));
-    const stuck = await this.prisma.transaction.findMany({
-      where: {
-        kind: 'payout',
-        status: { in: OPEN_PAYOUT_STATUSES },
-        providerId: { not: null },
-        updatedAt: { lt: before },
-      },
-      orderBy: { updatedAt: 'asc' },
-      take: opts.limit ?? 100,
-    });
+    const now = opts.now ?? new Date();
+    const before = new Date(now.getTime() - (opts.olderThanMs ?? 5 * 60_000));
+    // Lease the stuck rows: touching updated_at takes them out of every other pass's selection
+    // (SKIP LOCKED keeps concurrent passes from waiting on each other), so with several gateway
+    // instances each row is looked up by one pass only.
+    const stuck = await this.prisma.$queryRaw<Array<Pick<Transaction, 'id' | 'providerId' | 'status'>>>`
+      UPDATE transactions SET updated_at = now()
+      WHERE id IN (
+        SELECT id FROM transactions
+        WHERE kind::text = ANY(${RECONCILED_KINDS}) AND status::text = ANY(${OPEN_PAYOUT_STATUSES})
+          AND provider_id IS NOT NULL AND updated_at < ${before}
+        ORDER BY updated_at
+        LIMIT ${opts.limit ?? 100}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING id, provider_id AS "providerId", status`;
     for (const row of stuck) {
       report.checked += 1;
       try {
@@ -71,15 +78,9 @@ export class ReconciliationService {
         this.logger.warn({ transactionId: row.id, error: (error as Error).message }, 'reconciliation lookup failed');
       }
     }
-    const unmatched = await this.prisma.webhookEvent.findMany({
-      where: { outcome: 'unmatched' },
-      orderBy: { receivedAt: 'asc' },
-      take: opts.limit ?? 100,
-    });
-    for (const event of unmatched) {
-      report.inboxRetried += 1;
-      if ((await this.webhooks.process(event)) !== 'unmatched') report.inboxMatched += 1;
-    }
+    const inbox = await this.webhooks.retryDue({ limit: opts.limit, now });
+    report.inboxRetried = inbox.retried;
+    report.inboxMatched = inbox.settled;
     return report;
   }
 

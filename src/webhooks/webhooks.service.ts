@@ -22,6 +22,21 @@ const LEDGER_EVENTS: Record<string, { kind: TransactionKind; to: TransactionStat
   'transaction.deposit.success': { kind: 'collection', to: 'success' },
 };
 
+/** Attempts after which a failing or unmatched event is no longer retried automatically. */
+export const MAX_INBOX_ATTEMPTS = 10;
+
+/** How long a retry pass holds the events it took before another pass may take them. */
+const INBOX_LEASE_MS = 5 * 60_000;
+
+/**
+ * Backoff before retry `attempts` + 1: 30 s doubling per attempt, capped at 1 h, with ±20 % jitter
+ * so that many events failing together do not retry together.
+ */
+export function retryDelayMs(attempts: number, random = Math.random): number {
+  const base = Math.min(30_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
 /** The inbox key: event name + data.id + data.status (the provider sends no event id). */
 export function dedupeKey(event: ProviderEvent): string {
   return createHash('sha256')
@@ -90,7 +105,12 @@ export class WebhooksService implements OnModuleInit {
     return { duplicate: false, outcome: await this.process(row) };
   }
 
-  /** Applies one stored event and records the outcome on its inbox row. */
+  /**
+   * Applies one stored event and records the outcome on its inbox row. A `failed` application is
+   * scheduled again with backoff (`nextAttemptAt`, see `retryDelayMs`) until MAX_INBOX_ATTEMPTS,
+   * then stays `failed` with its error and no next attempt: visible, never lost. An `unmatched`
+   * event is retried by reconciliation on the same schedule.
+   */
   async process(row: WebhookEvent): Promise<WebhookOutcome> {
     let outcome: WebhookOutcome;
     let error: string | null = null;
@@ -101,11 +121,53 @@ export class WebhooksService implements OnModuleInit {
       error = e instanceof Error ? e.message : String(e);
       this.logger.error({ event: row.event, inboxId: row.id, error }, 'webhook processing failed');
     }
+    const attempts = row.attempts + 1;
+    const retry = (outcome === 'failed' || outcome === 'unmatched') && attempts < MAX_INBOX_ATTEMPTS;
     await this.prisma.webhookEvent.update({
       where: { id: row.id },
-      data: { outcome, error, processedAt: new Date(), attempts: { increment: 1 } },
+      data: {
+        outcome,
+        error,
+        processedAt: new Date(),
+        attempts,
+        nextAttemptAt: retry ? new Date(Date.now() + retryDelayMs(attempts)) : null,
+      },
     });
     return outcome;
+  }
+
+  /**
+   * Re-processes inbox events that are due: `failed` and `unmatched` ones whose `nextAttemptAt` has
+   * come, and `pending` ones stored more than `staleAfterMs` ago without an outcome (the process
+   * stopped between storing and applying). Due rows are leased first (`FOR UPDATE SKIP LOCKED`,
+   * then `nextAttemptAt` pushed past the lease), so concurrent passes from several gateway
+   * instances never take the same event. Returns how many were retried and how many now settled.
+   */
+  async retryDue(opts: { limit?: number; staleAfterMs?: number; now?: Date } = {}): Promise<{
+    retried: number;
+    settled: number;
+  }> {
+    const now = opts.now ?? new Date();
+    const staleBefore = new Date(now.getTime() - (opts.staleAfterMs ?? 60_000));
+    const leaseUntil = new Date(now.getTime() + INBOX_LEASE_MS);
+    const due = await this.prisma.$queryRaw<WebhookEvent[]>`
+      UPDATE webhook_events SET next_attempt_at = ${leaseUntil}
+      WHERE id IN (
+        SELECT id FROM webhook_events
+        WHERE (outcome IN ('failed', 'unmatched') AND next_attempt_at <= ${now})
+           OR (outcome = 'pending' AND received_at < ${staleBefore}
+               AND (next_attempt_at IS NULL OR next_attempt_at <= ${now}))
+        ORDER BY received_at
+        LIMIT ${opts.limit ?? 100}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING id`;
+    let settled = 0;
+    for (const { id } of due) {
+      const row = await this.prisma.webhookEvent.findUniqueOrThrow({ where: { id } });
+      const outcome = await this.process(row);
+      if (outcome !== 'failed' && outcome !== 'unmatched') settled += 1;
+    }
+    return { retried: due.length, settled };
   }
 
   private async apply(row: WebhookEvent): Promise<WebhookOutcome> {

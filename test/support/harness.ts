@@ -131,3 +131,14 @@ async function startGateway(
     },
   };
 }
+
+/**
+ * A second gateway instance on the same database and simulator as `h` (another process in
+ * production): for tests of what several instances do at once, or of a restart.
+ */
+export async function startPeer(h: Harness): Promise<{ app: NestFastifyApplication; close(): Promise<void> }> {
+  process.env.DATABASE_URL = h.db.url;
+  process.env.PROVIDER_BASE_URL = h.sim.baseUrl;
+  const app = await createApp({ bufferLogs: false });
+  return { app, close: () => app.close() };
+}
