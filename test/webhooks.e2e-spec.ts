@@ -92,6 +92,35 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     );
   });
 
+  it('moves a beneficiary forward on its status events, never back', async () => {
+    const [beneficiary] = await h.db.query<{ id: string; provider_id: string; reference: string }>(
+      'SELECT id, provider_id, reference FROM beneficiaries LIMIT 1',
+    );
+    await h.db.query("UPDATE beneficiaries SET status = 'pending' WHERE id = $1", [beneficiary.id]);
+    const statusNow = async () =>
+      (await h.db.query<{ status: string }>('SELECT status FROM beneficiaries WHERE id = $1', [beneficiary.id]))[0]
+        .status;
+    const success = await signed({
+      event: 'beneficiary.status.success',
+      data: { id: beneficiary.provider_id, reference: beneficiary.reference, status: 'success' },
+    });
+    expect(success.body).toMatchObject({ duplicate: false, outcome: 'applied' });
+    expect(await statusNow()).toBe('success');
+    const late = await signed({
+      event: 'beneficiary.status.pending',
+      data: { id: beneficiary.provider_id, status: 'pending' },
+    });
+    expect(late.body).toMatchObject({ duplicate: false, outcome: 'refused' });
+    const changed = await signed({
+      event: 'beneficiary.status.changed',
+      data: { id: beneficiary.provider_id, status: 'SUCCESS' },
+    });
+    expect(changed.body).toMatchObject({ duplicate: false, outcome: 'unchanged' });
+    expect(await statusNow()).toBe('success');
+    const unknown = await signed({ event: 'beneficiary.status.success', data: { id: 'ben-x', status: 'success' } });
+    expect(unknown.body.outcome).toBe('unmatched');
+  });
+
   it('answers 400 for a signed body that is not {event, data}', async () => {
     const res = await signed({ hello: 'world' });
     expect(res.status).toBe(400);

@@ -1,12 +1,14 @@
 import { Module } from '@nestjs/common';
 import { CustomersModule } from '../customers/customers.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
+import { BeneficiaryEventsHandler } from './beneficiary-events';
 import { BeneficiariesController } from './beneficiaries.controller';
 import { BeneficiariesService } from './beneficiaries.service';
 
 @Module({
-  imports: [CustomersModule],
+  imports: [CustomersModule, WebhooksModule],
   controllers: [BeneficiariesController],
-  providers: [BeneficiariesService],
+  providers: [BeneficiariesService, BeneficiaryEventsHandler],
   exports: [BeneficiariesService],
 })
 export class BeneficiariesModule {}
