@@ -12,72 +12,17 @@
  * Targets (2 cores): overhead ≤ 1 ms p50 and ≤ 5 ms p99 at 500 req/s; start to ready ≤ 3 s.
  */
 import 'dotenv/config';
-import { Client } from 'pg';
-import { createApiClient } from '../src/auth/api-clients.repository';
-import { DEMO_SCOPES } from '../src/auth/scopes';
-import { createPgAdapter } from '../src/database/prisma.service';
-import { PrismaClient } from '../src/generated/prisma/client';
-import { freePort, startEmbeddedDatabase, withDatabase } from '../scripts/lib/embedded-db';
-import { migrateDatabase } from '../scripts/lib/migrate';
-import { buildGateway, load, LoadResult, spawnNode, table, waitUntilUp } from './lib';
+import { load, LoadResult, table } from './lib';
+import { BENCH_PROVIDER_KEY, runBench, startStack } from './stack';
 
 const RATE = Number(process.env.BENCH_RATE ?? 500);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const PROVIDER_KEY = 'sk.bench0123456789abcdef.local';
 
 async function main(): Promise<void> {
-  const cleanup: Array<() => Promise<unknown> | unknown> = [];
+  const stack = await startStack({ name: 'gateway' });
   try {
-    let server = process.env.DATABASE_URL;
-    if (!server) {
-      const embedded = await startEmbeddedDatabase({ persistent: false });
-      cleanup.push(() => embedded.stop());
-      server = embedded.url;
-    }
-    const dbName = `wg_bench_${process.pid}`;
-    const databaseUrl = withDatabase(server, dbName);
-    migrateDatabase(databaseUrl);
-    cleanup.push(async () => {
-      const admin = new Client({ connectionString: withDatabase(server!, 'postgres') });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await admin.end();
-    });
-
-    const simPort = await freePort();
-    const sim = spawnNode(['--import', 'tsx', 'simulator/main.ts'], {
-      ...process.env,
-      SIMULATOR_PORT: String(simPort),
-      PROVIDER_API_KEY: PROVIDER_KEY,
-    });
-    cleanup.push(() => sim.kill('SIGTERM'));
-    const simOrigin = `http://127.0.0.1:${simPort}`;
-    await waitUntilUp(`${simOrigin}/__admin/state`, process.hrtime.bigint(), sim);
-
-    process.stdout.write('building the gateway (tsc)…\n');
-    buildGateway();
-    const port = await freePort();
-    const started = process.hrtime.bigint();
-    const gateway = spawnNode(['dist/main.js'], {
-      ...process.env,
-      NODE_ENV: 'production',
-      PORT: String(port),
-      DATABASE_URL: databaseUrl,
-      PROVIDER_BASE_URL: `${simOrigin}/api/v1`,
-      PROVIDER_API_KEY: PROVIDER_KEY,
-      PROVIDER_WEBHOOK_SECRET: 'bench',
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '10000000',
-    });
-    cleanup.push(() => gateway.kill('SIGTERM'));
-    const origin = `http://127.0.0.1:${port}`;
-    const startToReady = await waitUntilUp(`${origin}/health/ready`, started, gateway);
-
-    const prisma = new PrismaClient({ adapter: createPgAdapter(databaseUrl, 1) });
-    const { key } = await createApiClient(prisma, 'bench', DEMO_SCOPES);
-    await prisma.$disconnect();
-    const auth = { authorization: `Bearer ${key}` };
+    const { origin, simOrigin, startToReady } = { ...stack, startToReady: stack.startToReadyMs };
+    const auth = { authorization: `Bearer ${stack.key}` };
     const created = await fetch(`${origin}/v1/customers`, {
       method: 'POST',
       headers: { ...auth, 'content-type': 'application/json' },
@@ -106,7 +51,7 @@ async function main(): Promise<void> {
       [
         'simulator direct     GET /api/v1/customers/{id}',
         `${simOrigin}/api/v1/customers/${customer.providerId}`,
-        { authorization: `Bearer ${PROVIDER_KEY}` },
+        { authorization: `Bearer ${BENCH_PROVIDER_KEY}` },
       ],
     ];
     for (const [name, url, headers] of targets) {
@@ -130,14 +75,8 @@ async function main(): Promise<void> {
     const failures = runs.filter((r) => r.non2xx > 0 || r.errors > 0);
     if (failures.length) throw new Error(`non-2xx or errors in: ${failures.map((f) => f.name).join(', ')}`);
   } finally {
-    for (const fn of cleanup.reverse()) await fn();
+    await stack.stop();
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error) => {
-    process.stderr.write(`bench failed: ${(error as Error).stack ?? error}\n`);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -86,6 +86,43 @@ export class Env {
   @IsBoolean()
   JOBS_ENABLED = true;
 
+  /**
+   * When provider callbacks are applied: `background` (default) answers 200 as soon as the event is
+   * stored and applies it right after, in this process (provider-webhooks.md: "Answer 200 quickly; do
+   * the work after storing"); `inline` applies it before answering and reports the outcome (tests, debugging).
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 'background' : value))
+  @IsIn(['background', 'inline'])
+  WEBHOOK_APPLY: 'background' | 'inline' = 'background';
+
+  /** How many stored callbacks this instance applies at once in `background` mode (default 4). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 4 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  WEBHOOK_APPLY_CONCURRENCY = 4;
+
+  /** Outbound events: how often each instance looks for due outbox messages (with JOBS_ENABLED), in ms. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
+  @IsInt()
+  @Min(50)
+  @Max(600000)
+  OUTBOX_POLL_MS = 1000;
+
+  /** Outbound events: attempts per message before it is marked `failed` (retries back off up to 8 h apart). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 12 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(50)
+  OUTBOX_MAX_ATTEMPTS = 12;
+
+  /** Outbound events: time allowed for one delivery attempt (connect, send, answer), in ms. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 10000 : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(60000)
+  OUTBOX_TIMEOUT_MS = 10000;
+
   /** Write JSON log lines to this file instead of stdout (optional). */
   @IsOptional()
   @IsString()

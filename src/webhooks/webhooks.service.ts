@@ -1,6 +1,9 @@
-import { createHash } from 'node:crypto';
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { createHash, randomUUID } from 'node:crypto';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import * as fastq from 'fastq';
 import { DomainError, ErrorCode } from '../common/errors';
+import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma, type TransactionKind, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
 import { stripCardSecrets } from '../provider';
@@ -24,6 +27,9 @@ const LEDGER_EVENTS: Record<string, { kind: TransactionKind; to: TransactionStat
 
 /** Attempts after which a failing or unmatched event is no longer retried automatically. */
 export const MAX_INBOX_ATTEMPTS = 10;
+
+/** Events one instance keeps queued in memory for background application at most. */
+const MAX_QUEUED_EVENTS = 10_000;
 
 /** How long a retry pass holds the events it took before another pass may take them. */
 const INBOX_LEASE_MS = 5 * 60_000;
@@ -52,14 +58,22 @@ export function dedupeKey(event: ProviderEvent): string {
  * (a collection paid: matched by the collection's provider id or the reference the gateway sent).
  */
 @Injectable()
-export class WebhooksService implements OnModuleInit {
+export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
+
+  private readonly queue: fastq.queueAsPromised<WebhookEvent, WebhookOutcome>;
 
   constructor(
     private readonly prisma: PrismaService,
     private readonly ledger: LedgerService,
     private readonly handlers: WebhookHandlerRegistry,
-  ) {}
+    private readonly config: ConfigService<Env, true>,
+  ) {
+    this.queue = fastq.promise(
+      (row: WebhookEvent) => this.process(row),
+      config.get('WEBHOOK_APPLY_CONCURRENCY', { infer: true }),
+    );
+  }
 
   /** Registers the ledger events (payouts, deposits) this module applies itself. */
   onModuleInit(): void {
@@ -76,8 +90,12 @@ export class WebhooksService implements OnModuleInit {
   }
 
   /**
-   * Stores the event (once) and applies it. Returns whether it was a duplicate and the outcome.
-   * Never throws for a failed application: the inbox row records it (`failed`, with the error).
+   * Stores the event once (one INSERT … ON CONFLICT DO NOTHING on the dedupe key) and applies it:
+   * before answering with WEBHOOK_APPLY=inline, else right after, on this instance's apply queue
+   * (WEBHOOK_APPLY_CONCURRENCY at a time). Returns whether it was a duplicate and the outcome
+   * (`pending` when it is applied in the background). Never throws for a failed application: the
+   * inbox row records it (`failed`, with the error) and it is retried with backoff. An event stored
+   * but not applied (the process stopped) stays `pending` and is recovered by `retryDue`.
    */
   async receive(
     event: ProviderEvent,
@@ -85,24 +103,33 @@ export class WebhooksService implements OnModuleInit {
     signatureHeader: string,
   ): Promise<{ duplicate: boolean; outcome: WebhookOutcome | 'pending' }> {
     const data = stripCardSecrets(event.data) as Record<string, unknown>;
+    const clean = JSON.stringify({ event: event.event, data });
     const stripped = JSON.stringify(data) !== JSON.stringify(event.data);
-    const created = await this.prisma.webhookEvent.createMany({
-      data: [
-        {
-          dedupeKey: dedupeKey(event),
-          event: event.event,
-          providerId: typeof data.id === 'string' ? data.id : null,
-          reference: typeof data.reference === 'string' ? data.reference : null,
-          rawBody: stripped ? JSON.stringify({ event: event.event, data }) : rawBody,
-          payload: { event: event.event, data } as Prisma.InputJsonValue,
-          signatureHeader,
-        },
-      ],
-      skipDuplicates: true,
-    });
-    if (created.count === 0) return { duplicate: true, outcome: 'pending' };
-    const row = await this.prisma.webhookEvent.findUniqueOrThrow({ where: { dedupeKey: dedupeKey(event) } });
-    return { duplicate: false, outcome: await this.process(row) };
+    const [row] = await this.prisma.$queryRaw<WebhookEvent[]>`
+      INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header)
+      VALUES (${randomUUID()}::uuid, ${dedupeKey(event)}, ${event.event},
+              ${typeof data.id === 'string' ? data.id : null}, ${typeof data.reference === 'string' ? data.reference : null},
+              ${stripped ? clean : rawBody}, ${clean}::jsonb, ${signatureHeader})
+      ON CONFLICT (dedupe_key) DO NOTHING
+      RETURNING id, dedupe_key AS "dedupeKey", event, provider_id AS "providerId", reference, raw_body AS "rawBody",
+                payload, signature_header AS "signatureHeader", received_at AS "receivedAt",
+                processed_at AS "processedAt", outcome, error, attempts, next_attempt_at AS "nextAttemptAt"`;
+    if (!row) return { duplicate: true, outcome: 'pending' };
+    if (this.config.get('WEBHOOK_APPLY', { infer: true }) === 'inline') {
+      return { duplicate: false, outcome: await this.process(row) };
+    }
+    // Past this bound, events wait in the inbox (`pending`) for the recovery pass instead of memory.
+    if (this.queue.length() < MAX_QUEUED_EVENTS) void this.queue.push(row);
+    return { duplicate: false, outcome: 'pending' };
+  }
+
+  /** Waits until every event queued on this instance has been applied (shutdown, tests). */
+  async drain(): Promise<void> {
+    if (!this.queue.idle()) await this.queue.drained();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.drain();
   }
 
   /**

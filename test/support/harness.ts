@@ -113,6 +113,7 @@ async function startGateway(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_PER_MINUTE: '100000',
     JOBS_ENABLED: 'false',
+    WEBHOOK_APPLY: 'inline',
     ...env,
   });
   const app = await createApp({ bufferLogs: false });
