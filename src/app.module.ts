@@ -24,6 +24,7 @@ import { VirtualAccountsModule } from './virtual-accounts/virtual-accounts.modul
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { JobsModule } from './jobs/jobs.module';
 import { ReconciliationModule } from './reconciliation/reconciliation.module';
+import { FinancePageModule } from './finance-page/finance-page.module';
 
 /**
  * The root module. `forRoot()` is evaluated when an app is created (not when this file is
@@ -67,6 +68,7 @@ export class AppModule {
         WebhooksModule,
         ReconciliationModule,
         JobsModule,
+        FinancePageModule,
       ],
       providers: [
         // Order matters: authenticate first, so the rate limit is per API key.
