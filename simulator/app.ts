@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { CallbackDispatcher, CallbackFaults } from './callbacks';
 import { FaultMap, FaultTable, parseFaults } from './faults';
 import { errorBody, ProviderHttpError } from './http';
 import { adminRoutes } from './routes/admin';
@@ -15,15 +16,30 @@ import { SimulatorState } from './state';
 
 export { SimulatorState } from './state';
 export type { Fault, FaultMap } from './faults';
+export type { CallbackFaults, CallbackRecord } from './callbacks';
 
 /** Options of the provider simulator (money is always integer minor units; times as named). */
 export interface SimulatorOptions {
   /** The key every /api/v1 call must carry as `Authorization: Bearer <apiKey>`. */
   apiKey: string;
-  /** Secret for signing callbacks (kept for the callback sender; not used yet). */
+  /** Secret for signing callbacks (hex HMAC-SHA512, `x-brails-signature`); without it no callback is sent. */
   webhookSecret?: string;
-  /** Account-level callback URL, for events whose request carried none (collections: deposits). */
+  /** Account-level callback URL, for events whose request carried no callbackUrl (deposits, cards). */
   webhookUrl?: string;
+  /** Pause between the attempts of a callback answered with anything but 200, ms (default 100). */
+  callbackRetryDelayMs?: number;
+  /** Callback fault switches active from the start, as in PUT /__admin/callback-faults (validated). */
+  callbackFaults?: CallbackFaults;
+  /**
+   * Delay after which a finalized (`pending`) payout completes by itself, ms, with its callback:
+   * failed when the major amount's integer part ends in 13, else success. Default undefined:
+   * payouts stay `pending` until POST /__admin/payouts/:id/complete.
+   */
+  payoutCompleteDelayMs?: number;
+  /** Delay before `beneficiary.status.success` follows a beneficiary's creation, ms; default undefined = not sent. */
+  beneficiaryCallbackDelayMs?: number;
+  /** Delay before `virtualcard.user.kyc.*` follows a card user's registration, ms (default 50). */
+  kycCallbackDelayMs?: number;
   /** Validity of swap quotes, seconds (default 250, the documented sample). */
   quoteTtlSeconds?: number;
   /** Validity of collection account details, seconds (default 7200). */
@@ -40,17 +56,18 @@ export interface SimulatorOptions {
   faults?: FaultMap;
   /** Clock in epoch ms for every timestamp and expiry (default Date.now); inject one in tests. */
   now?: () => number;
-  /** How many of the latest calls GET /__admin/calls keeps (default 10000). */
+  /** How many of the latest calls GET /__admin/calls (and callbacks GET /__admin/callbacks) keeps (default 10000). */
   callLogLimit?: number;
   /** Fastify request logging (default off). */
   logger?: boolean;
 }
 
-/** A running-ready simulator: the Fastify app (not listening yet), its state and its fault table. */
+/** A running-ready simulator: the Fastify app (not listening yet), its state, fault table and callback dispatcher. */
 export interface Simulator {
   app: FastifyInstance;
   state: SimulatorState;
   faults: FaultTable;
+  callbacks: CallbackDispatcher;
 }
 
 /** Whether the Authorization header is exactly `Bearer <apiKey>` (constant-time compare). */
@@ -63,20 +80,33 @@ function authorized(header: string | undefined, apiKey: string): boolean {
 /**
  * Builds the provider sandbox simulator: the 20 operations of provider-api.md under /api/v1 with
  * the `{status, message, data}` envelope, the documented field names and mixed types, state in
- * memory and the Bearer key check; plus the admin/test API under /__admin (call log, faults,
- * state, reset, collection/payout/card moves). Call `app.listen()` to serve it.
+ * memory and the Bearer key check; signed callbacks for every event of provider-webhooks.md
+ * (callbacks.ts, events.ts); plus the admin/test API under /__admin (call log, faults, state,
+ * reset, flush, callback log and fault switches, collection/payout/card moves, money records).
+ * Call `app.listen()` to serve it.
  */
 export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator> {
   const app = Fastify({ logger: opts.logger ?? false, bodyLimit: 1024 * 1024 });
   const state = new SimulatorState(opts.now ?? Date.now, opts.callLogLimit ?? 10_000);
   const faults = new FaultTable(opts.faultTimeoutMs ?? 60_000);
   if (opts.faults) faults.set(parseFaults(opts.faults));
+  const callbacks = new CallbackDispatcher({
+    secret: opts.webhookSecret,
+    webhookUrl: opts.webhookUrl,
+    retryDelayMs: opts.callbackRetryDelayMs,
+    iso: () => state.iso(),
+    logLimit: opts.callLogLimit,
+    faults: opts.callbackFaults,
+  });
   const config: SimulatorConfig = {
     quoteTtlSeconds: opts.quoteTtlSeconds ?? 250,
     collectionTtlSeconds: opts.collectionTtlSeconds ?? 7200,
     cardCreateDelayMs: opts.cardCreateDelayMs ?? 300,
     cardTxnSettleDelayMs: opts.cardTxnSettleDelayMs ?? 300,
     payoutRateWindowSeconds: opts.payoutRateWindowSeconds ?? 240,
+    payoutCompleteDelayMs: opts.payoutCompleteDelayMs,
+    beneficiaryCallbackDelayMs: opts.beneficiaryCallbackDelayMs,
+    kycCallbackDelayMs: opts.kycCallbackDelayMs ?? 50,
   };
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -93,7 +123,10 @@ export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator>
     void reply.code(404).send(errorBody(404, `Cannot ${request.method} ${request.url.split('?')[0]}`));
   });
   app.addHook('preClose', async () => faults.releaseAll());
-  app.addHook('onClose', async () => state.cancelScheduled());
+  app.addHook('onClose', async () => {
+    state.cancelScheduled();
+    callbacks.cancel();
+  });
 
   await app.register(
     async (api) => {
@@ -114,7 +147,7 @@ export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator>
         const fault = faults.take(operation);
         if (fault && (await faults.apply(fault, reply))) return reply;
       });
-      const ctx: RouteContext = { state, config };
+      const ctx: RouteContext = { state, config, callbacks };
       for (const routes of [
         customerRoutes,
         collectionRoutes,
@@ -129,8 +162,8 @@ export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator>
     },
     { prefix: '/api/v1' },
   );
-  adminRoutes(app, state, faults, opts.webhookSecret, opts.webhookUrl);
+  adminRoutes(app, { state, config, callbacks, faults });
 
   await app.ready();
-  return { app, state, faults };
+  return { app, state, faults, callbacks };
 }

@@ -1,19 +1,39 @@
-/** `npx tsx simulator/main.ts` (`npm run simulator`): the provider simulator on SIMULATOR_HOST:SIMULATOR_PORT. */
+/**
+ * `npx tsx simulator/main.ts` (`npm run simulator`): the provider simulator on SIMULATOR_HOST:SIMULATOR_PORT.
+ * Settings (all optional): PROVIDER_API_KEY, PROVIDER_WEBHOOK_SECRET, SIMULATOR_WEBHOOK_URL,
+ * SIMULATOR_QUOTE_TTL_SECONDS, SIMULATOR_CARD_CREATE_DELAY_MS, SIMULATOR_CARD_TXN_SETTLE_DELAY_MS,
+ * SIMULATOR_PAYOUT_COMPLETE_DELAY_MS (payouts complete by themselves), SIMULATOR_BENEFICIARY_CALLBACK_DELAY_MS
+ * (default 50 here), SIMULATOR_KYC_CALLBACK_DELAY_MS, SIMULATOR_CALLBACK_RETRY_DELAY_MS,
+ * SIMULATOR_CALL_LOG_LIMIT, SIMULATOR_FAULTS and SIMULATOR_CALLBACK_FAULTS (JSON), SIMULATOR_LOG=true.
+ */
 import { buildSimulator } from './app';
+import { parseCallbackFaults } from './callbacks';
 import { parseFaults } from './faults';
 
 const optionalNumber = (value: string | undefined) => (value ? Number(value) : undefined);
+const env = process.env;
 
 async function main(): Promise<void> {
   const port = Number(process.env.SIMULATOR_PORT ?? 4010);
   const host = process.env.SIMULATOR_HOST ?? '127.0.0.1';
   const { app } = await buildSimulator({
-    apiKey: process.env.PROVIDER_API_KEY || 'sk.sim.0123456789abcdef.local',
-    webhookSecret: process.env.PROVIDER_WEBHOOK_SECRET || 'whsec-sim-local',
-    webhookUrl: process.env.SIMULATOR_WEBHOOK_URL || undefined,
-    quoteTtlSeconds: optionalNumber(process.env.SIMULATOR_QUOTE_TTL_SECONDS),
-    faults: process.env.SIMULATOR_FAULTS ? parseFaults(JSON.parse(process.env.SIMULATOR_FAULTS)) : undefined,
-    logger: process.env.SIMULATOR_LOG === 'true',
+    apiKey: env.PROVIDER_API_KEY || 'sk.sim.0123456789abcdef.local',
+    webhookSecret: env.PROVIDER_WEBHOOK_SECRET || 'whsec-sim-local',
+    webhookUrl: env.SIMULATOR_WEBHOOK_URL || undefined,
+    quoteTtlSeconds: optionalNumber(env.SIMULATOR_QUOTE_TTL_SECONDS),
+    cardCreateDelayMs: optionalNumber(env.SIMULATOR_CARD_CREATE_DELAY_MS),
+    cardTxnSettleDelayMs: optionalNumber(env.SIMULATOR_CARD_TXN_SETTLE_DELAY_MS),
+    payoutCompleteDelayMs: optionalNumber(env.SIMULATOR_PAYOUT_COMPLETE_DELAY_MS),
+    // A running simulator follows each new beneficiary with its status callback, as the provider does.
+    beneficiaryCallbackDelayMs: optionalNumber(env.SIMULATOR_BENEFICIARY_CALLBACK_DELAY_MS) ?? 50,
+    kycCallbackDelayMs: optionalNumber(env.SIMULATOR_KYC_CALLBACK_DELAY_MS),
+    callbackRetryDelayMs: optionalNumber(env.SIMULATOR_CALLBACK_RETRY_DELAY_MS),
+    callLogLimit: optionalNumber(env.SIMULATOR_CALL_LOG_LIMIT),
+    faults: env.SIMULATOR_FAULTS ? parseFaults(JSON.parse(env.SIMULATOR_FAULTS)) : undefined,
+    callbackFaults: env.SIMULATOR_CALLBACK_FAULTS
+      ? parseCallbackFaults(JSON.parse(env.SIMULATOR_CALLBACK_FAULTS))
+      : undefined,
+    logger: env.SIMULATOR_LOG === 'true',
   });
   await app.listen({ port, host });
   process.stdout.write(`simulator listening on http://${host}:${port}/api/v1\n`);

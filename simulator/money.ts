@@ -104,3 +104,12 @@ export function parseMinor(value: unknown, allowZero = false): bigint | null {
   const amount = BigInt(text);
   return amount > 0n || (allowZero && amount === 0n) ? amount : null;
 }
+
+/**
+ * The documented failure trigger of the simulator: true when the MAJOR amount's integer part ends
+ * in 13 (e.g. 113.00 USD = 11300 cents, 13.00 USD = 1300 cents). Payouts, card creations, card
+ * top-ups and withdrawals of such amounts fail when they settle.
+ */
+export function isFailureAmount(minor: bigint, currency: string): boolean {
+  return (minor / scale(currency)) % 100n === 13n;
+}

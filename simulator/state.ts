@@ -64,7 +64,10 @@ export interface Payout extends BaseRecord {
   currency: string;
   amount: bigint;
   fee: bigint;
-  /** initiated → pending (finalize) → success | failed (admin); initiated → expired (late finalize). */
+  /**
+   * initiated → pending (finalize) → success | failed (admin route, or by itself after
+   * `payoutCompleteDelayMs`); initiated → expired (late finalize).
+   */
   status: 'initiated' | 'pending' | 'success' | 'failed' | 'expired';
   payoutCurrency: string;
   payoutAmount: bigint;
@@ -111,7 +114,9 @@ export interface CardUser extends BaseRecord {
   lastName: string | null;
   idType: string | null;
   phoneNumber: string | null;
-  status: 'active';
+  /** active (KYC passed); pending → failed when the id number ends in 13 (`virtualcard.user.kyc.*`). */
+  status: 'active' | 'pending' | 'failed';
+  callbackUrl?: string;
 }
 
 /** A virtual card; `balance` in USD cents. */
@@ -126,23 +131,31 @@ export interface Card extends BaseRecord {
   cvv2: string;
   expiry: string;
   valid: string;
-  status: 'pending' | 'active' | 'frozen' | 'terminated';
-  createdStatus: 'pending' | 'success';
+  /** pending → active (created) | failed (initial amount's dollars end in 13; wallet refunded). */
+  status: 'pending' | 'active' | 'frozen' | 'terminated' | 'failed';
+  createdStatus: 'pending' | 'success' | 'failed';
   balance: bigint;
   /** Cents debited from the USD wallet at creation, credited to the card when it is created. */
   initialAmount: bigint;
+  callbackUrl?: string;
 }
 
-/** A card top-up, withdrawal or spend; `amount` in USD cents. */
+/**
+ * A card top-up, withdrawal, spend (debit; `declined` when refused, `reversed` when the money went
+ * back) or merchant credit; `amount` in USD cents.
+ */
 export interface CardTransaction extends BaseRecord {
   seq: number;
   cardId: string;
   reference: string;
   amount: bigint;
-  method: 'topup' | 'withdrawal' | 'spend';
+  method: 'topup' | 'withdrawal' | 'spend' | 'credit';
   type: 'credit' | 'debit';
-  status: 'pending' | 'success';
+  status: 'pending' | 'success' | 'failed' | 'declined' | 'reversed';
   narrative: string | null;
+  /** Why it failed or was declined. */
+  reason?: string;
+  callbackUrl?: string;
 }
 
 export interface VirtualAccount extends BaseRecord {

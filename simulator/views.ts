@@ -254,5 +254,84 @@ export const cardUserView = (u: CardUser, email: string) => ({
   ...pick(u, 'id', 'createdAt', 'updatedAt', 'customerId'),
   customerEmail: email,
   ...pick(u, 'firstName', 'lastName', 'phoneNumber', 'idType', 'country', 'status'),
-  kycPassed: true,
+  kycPassed: u.status === 'active',
 });
+
+/**
+ * One money movement for GET /__admin/records: `amount` (and `fee`) in MINOR units as strings,
+ * upper-case `currency`. Kinds: payout, swap (amount of the source currency), collection, card
+ * (the initial amount moved from the USD wallet at creation) and card_transaction (USD cents).
+ */
+export interface MoneyRecordView {
+  id: string;
+  kind: 'payout' | 'swap' | 'collection' | 'card' | 'card_transaction';
+  reference: string;
+  status: string;
+  amount: string;
+  currency: string;
+  fee?: string;
+  createdAt: string;
+  updatedAt: string;
+  /** card_transaction: topup, withdrawal, spend or credit; and its card. */
+  method?: string;
+  cardId?: string;
+}
+
+/** Every money movement the simulator holds, oldest kind first (payouts, swaps, collections, cards, card transactions). */
+export function moneyRecordsView(state: SimulatorState): MoneyRecordView[] {
+  const at = (r: { createdAt: string; updatedAt: string }) => ({ createdAt: r.createdAt, updatedAt: r.updatedAt });
+  return [
+    ...[...state.payouts.values()].map((p) => ({
+      id: p.id,
+      kind: 'payout' as const,
+      reference: p.reference,
+      status: p.status,
+      amount: p.amount.toString(),
+      currency: p.currency,
+      fee: p.fee.toString(),
+      ...at(p),
+    })),
+    ...[...state.swaps.values()].map((s) => ({
+      id: s.id,
+      kind: 'swap' as const,
+      reference: s.reference,
+      status: s.status,
+      amount: s.amount.toString(),
+      currency: s.sourceCurrency,
+      fee: s.fee.toString(),
+      ...at(s),
+    })),
+    ...[...state.collections.values()].map((c) => ({
+      id: c.id,
+      kind: 'collection' as const,
+      reference: c.reference,
+      status: state.refreshCollection(c).status,
+      amount: c.amount.toString(),
+      currency: c.currency,
+      fee: c.fee.toString(),
+      ...at(c),
+    })),
+    ...[...state.cards.values()]
+      .filter((c) => c.initialAmount > 0n)
+      .map((c) => ({
+        id: c.id,
+        kind: 'card' as const,
+        reference: c.reference,
+        status: c.createdStatus,
+        amount: c.initialAmount.toString(),
+        currency: 'USD',
+        ...at(c),
+      })),
+    ...state.cardTransactions.map((t) => ({
+      id: t.id,
+      kind: 'card_transaction' as const,
+      reference: t.reference,
+      status: t.status,
+      amount: t.amount.toString(),
+      currency: 'USD',
+      ...at(t),
+      method: t.method,
+      cardId: t.cardId,
+    })),
+  ];
+}

@@ -1,7 +1,8 @@
 import { countryOfDialCode, findCountry } from '../countries';
 import { cardNumber, randomDigits } from '../generate';
 import { badRequest, bodyOf, envelope, notFound, optString, requireFields, str } from '../http';
-import { INT32_MAX, parseMinor } from '../money';
+import { cardCreatedEvent, cardTransactionEvent, kycEvent } from '../events';
+import { INT32_MAX, isFailureAmount, parseMinor } from '../money';
 import { op, OperationName } from '../operations';
 import type { Card, CardTransaction, CardUser, SimulatorState } from '../state';
 import { cardCreationView, cardTransactionView, cardUserView, cardView, pageMeta } from '../views';
@@ -21,11 +22,17 @@ export function cardById(state: SimulatorState, id: string): Card {
   return card;
 }
 
+/** Why a card creation, top-up or withdrawal of a trigger amount fails (money.ts `isFailureAmount`). */
+export const CARD_FAILURE_REASON = 'Declined by the card issuer (simulated)';
+/** Why a card user whose id number ends in 13 fails KYC. */
+export const KYC_FAILURE_REASON = 'Identity could not be verified (simulated)';
+
 /** Records a card transaction (`amount` in cents) and returns it. */
 export function addCardTransaction(
   state: SimulatorState,
   card: Card,
-  fields: Pick<CardTransaction, 'reference' | 'amount' | 'method' | 'type' | 'status' | 'narrative'>,
+  fields: Pick<CardTransaction, 'reference' | 'amount' | 'method' | 'type' | 'status' | 'narrative'> &
+    Partial<Pick<CardTransaction, 'reason' | 'callbackUrl'>>,
 ): CardTransaction {
   const txn: CardTransaction = { ...state.stamp(), seq: state.nextSeq(), cardId: card.id, ...fields };
   state.cardTransactions.push(txn);
@@ -40,8 +47,14 @@ function positiveInt(value: unknown, name: string, fallback: number, max = Numbe
   return n;
 }
 
-/** registerCardUser, createCard, freeze/unfreeze/terminate, topUpCard, withdrawFromCard, listCardTransactions. */
-export const cardRoutes: RouteModule = (api, { state, config }) => {
+/**
+ * registerCardUser, createCard, freeze/unfreeze/terminate, topUpCard, withdrawFromCard,
+ * listCardTransactions. Callbacks (to the request's callbackUrl if it sent one, else the account
+ * webhook URL): `virtualcard.user.kyc.*` after registration (`kycCallbackDelayMs`),
+ * `virtualcard.created.*` when a card's creation completes, `virtualcard.topup|withdrawal.*` when a
+ * card transaction settles. Amounts whose dollars end in 13 fail; id numbers ending in 13 fail KYC.
+ */
+export const cardRoutes: RouteModule = (api, { state, config, callbacks }) => {
   api.post('/virtualcards/registercarduser', op('registerCardUser'), async (request) => {
     const body = bodyOf(request);
     requireFields(body, ['customerEmail', 'idType', 'idNumber']);
@@ -51,6 +64,7 @@ export const cardRoutes: RouteModule = (api, { state, config }) => {
     if (country?.code === 'GH' && !optString(body, 'dateOfBirth'))
       throw badRequest('dateOfBirth is required for Ghanaian customers');
     const existing = state.cardUsers.get(customer.id);
+    const failsKyc = String(body.idNumber).endsWith('13');
     const user: CardUser = {
       ...(existing ?? state.stamp()),
       updatedAt: state.iso(),
@@ -60,9 +74,23 @@ export const cardRoutes: RouteModule = (api, { state, config }) => {
       lastName: optString(body, 'lastName') ?? customer.lastName,
       idType: optString(body, 'idType') ?? null,
       phoneNumber: optString(body, 'phoneNumber') ?? customer.phone,
-      status: 'active',
+      status: failsKyc ? 'pending' : 'active',
+      callbackUrl: optString(body, 'callbackUrl'),
     };
     state.cardUsers.set(customer.id, user);
+    // KYC passes at once (the callback follows); a failing id number is pending, then failed.
+    if (failsKyc) {
+      state.later(config.kycCallbackDelayMs, () => {
+        if (user.status !== 'pending' || state.cardUsers.get(customer.id) !== user) return;
+        user.status = 'failed';
+        state.touch(user);
+        const { event, data } = kycEvent(user, customer.email, KYC_FAILURE_REASON);
+        callbacks.dispatch(event, data, { url: user.callbackUrl });
+      });
+    } else {
+      const { event, data } = kycEvent(user, customer.email);
+      callbacks.dispatch(event, data, { url: user.callbackUrl, afterMs: config.kycCallbackDelayMs });
+    }
     return envelope(cardUserView(user, customer.email), 'Card user registered successfully');
   });
 
@@ -72,6 +100,7 @@ export const cardRoutes: RouteModule = (api, { state, config }) => {
     const customer = state.requireCustomer(body.customerEmail);
     const user = state.cardUsers.get(customer.id);
     if (!user) throw badRequest('Customer is not registered as a card user');
+    if (user.status !== 'active') throw badRequest(`Card user KYC is ${user.status}`);
     const cardBrand = (optString(body, 'cardBrand') ?? 'visa').toLowerCase();
     const prefix = BRAND_PREFIX[cardBrand];
     if (!prefix) throw badRequest(`cardBrand must be one of ${Object.keys(BRAND_PREFIX).join(', ')}`);
@@ -100,13 +129,23 @@ export const cardRoutes: RouteModule = (api, { state, config }) => {
       createdStatus: 'pending',
       balance: 0n,
       initialAmount: amount,
+      callbackUrl: optString(body, 'callbackUrl') ?? user.callbackUrl,
     };
     state.cards.set(card.id, card);
     state.later(config.cardCreateDelayMs, () => {
-      card.createdStatus = 'success';
-      card.balance += card.initialAmount;
-      if (card.status === 'pending') card.status = 'active';
+      const failed = isFailureAmount(card.initialAmount, 'USD');
+      if (failed) {
+        card.createdStatus = 'failed';
+        card.status = 'failed';
+        state.credit('USD', card.initialAmount);
+      } else {
+        card.createdStatus = 'success';
+        card.balance += card.initialAmount;
+        if (card.status === 'pending') card.status = 'active';
+      }
       state.touch(card);
+      const { event, data } = cardCreatedEvent(card, failed ? CARD_FAILURE_REASON : undefined);
+      callbacks.dispatch(event, data, { url: card.callbackUrl });
     });
     return envelope(cardCreationView(card), 'Card creation in progress');
   });
@@ -148,12 +187,20 @@ export const cardRoutes: RouteModule = (api, { state, config }) => {
         type: 'credit',
         status: 'pending',
         narrative: null,
+        callbackUrl: optString(body, 'callbackUrl') ?? card.callbackUrl,
       });
+      // Settles as success, or failed for a trigger amount: then the money goes back where it came from.
       state.later(config.cardTxnSettleDelayMs, () => {
-        txn.status = 'success';
+        const failed = isFailureAmount(amount, 'USD');
+        txn.status = failed ? 'failed' : 'success';
+        if (failed) txn.reason = CARD_FAILURE_REASON;
         state.touch(txn);
-        if (method === 'topup') card.balance += amount;
+        // A settled top-up lands on the card, a failed one back in the wallet; a withdrawal the other way round.
+        const toCard = method === 'topup' ? !failed : failed;
+        if (toCard) card.balance += amount;
         else state.credit('USD', amount);
+        const { event, data } = cardTransactionEvent(txn);
+        callbacks.dispatch(event, data, { url: txn.callbackUrl });
       });
       return envelope(
         cardTransactionView(txn),

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { CallbackDispatcher } from '../callbacks';
 import type { SimulatorState } from '../state';
 
 /** Resolved simulator settings (defaults applied). */
@@ -8,12 +9,20 @@ export interface SimulatorConfig {
   cardCreateDelayMs: number;
   cardTxnSettleDelayMs: number;
   payoutRateWindowSeconds: number;
+  /** Delay after which a finalized payout completes by itself; undefined = only the admin route completes it. */
+  payoutCompleteDelayMs?: number;
+  /** Delay before `beneficiary.status.success` after a beneficiary is created; undefined = no callback. */
+  beneficiaryCallbackDelayMs?: number;
+  /** Delay before `virtualcard.user.kyc.*` after a card user is registered. */
+  kycCallbackDelayMs: number;
 }
 
 /** What every route module receives. */
 export interface RouteContext {
   state: SimulatorState;
   config: SimulatorConfig;
+  /** The one way callbacks are sent (log, fault switches, retries). */
+  callbacks: CallbackDispatcher;
 }
 
 /** Registers one group of provider routes on the `/api/v1` scope. */

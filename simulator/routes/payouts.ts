@@ -1,17 +1,48 @@
 import { destinationProblems, findCountry } from '../countries';
 import { badRequest, bodyOf, envelope, notFound, optString, requireFields, str } from '../http';
-import { convert, feeOf, INT32_MAX, isCurrency, parseMinor, rate } from '../money';
+import type { Dispatched } from '../callbacks';
+import { beneficiaryEvent, payoutEvent } from '../events';
+import { convert, feeOf, INT32_MAX, isCurrency, isFailureAmount, parseMinor, rate } from '../money';
 import { op } from '../operations';
 import type { Beneficiary, Payout } from '../state';
 import { beneficiaryView, countryView, payoutFinalizeView, payoutInitializeView } from '../views';
-import { param, RouteModule } from './context';
+import { param, RouteContext, RouteModule } from './context';
 
 /** Payout fee: 1% of the amount (100 basis points), at least 100 minor units. */
 export const PAYOUT_FEE_BP = 100n;
 export const PAYOUT_MIN_FEE = 100n;
 
-/** getSupportedCountry, createBeneficiary, initializePayout, finalizePayout. */
-export const payoutRoutes: RouteModule = (api, { state, config }) => {
+/** Why a payout of a trigger amount fails (money.ts `isFailureAmount`). */
+export const PAYOUT_FAILURE_REASON = 'Beneficiary account could not be credited (simulated)';
+
+/** How a pending payout ends by itself: failed when its major amount's integer part ends in 13, else success. */
+export function payoutOutcome(payout: Payout): 'success' | 'failed' {
+  return isFailureAmount(payout.amount, payout.currency) ? 'failed' : 'success';
+}
+
+/**
+ * Completes a `pending` payout as `status` (failed refunds the wallet amount + fee) and dispatches
+ * `payout.transfer.<status>` to its callbackUrl, else the account webhook URL.
+ */
+export function completePayout(
+  { state, callbacks }: Pick<RouteContext, 'state' | 'callbacks'>,
+  payout: Payout,
+  status: 'success' | 'failed',
+): Dispatched {
+  payout.status = status;
+  if (status === 'failed') state.credit(payout.currency, payout.amount + payout.fee);
+  state.touch(payout);
+  const { event, data } = payoutEvent(state, payout, status === 'failed' ? PAYOUT_FAILURE_REASON : undefined);
+  return callbacks.dispatch(event, data, { url: payout.callbackUrl });
+}
+
+/**
+ * getSupportedCountry, createBeneficiary (then `beneficiary.status.success` when
+ * `beneficiaryCallbackDelayMs` is set), initializePayout, finalizePayout (then, with
+ * `payoutCompleteDelayMs`, the payout completes by itself: see `payoutOutcome`).
+ */
+export const payoutRoutes: RouteModule = (api, ctx) => {
+  const { state, config, callbacks } = ctx;
   api.get('/wallets/payout/supported-countries/:country_code', op('getSupportedCountry'), async (request) => {
     const requirement = countryView(param(request, 'country_code').toUpperCase());
     if (!requirement) throw notFound('Country');
@@ -41,6 +72,10 @@ export const payoutRoutes: RouteModule = (api, { state, config }) => {
       callbackUrl: optString(body, 'callbackUrl'),
     };
     state.beneficiaries.set(beneficiary.id, beneficiary);
+    if (config.beneficiaryCallbackDelayMs !== undefined) {
+      const { event, data } = beneficiaryEvent(beneficiary);
+      callbacks.dispatch(event, data, { url: beneficiary.callbackUrl, afterMs: config.beneficiaryCallbackDelayMs });
+    }
     return envelope(beneficiaryView(beneficiary), 'Beneficiary created successfully');
   });
 
@@ -91,6 +126,11 @@ export const payoutRoutes: RouteModule = (api, { state, config }) => {
     const { before, after } = state.debit(payout.currency, payout.amount + payout.fee);
     Object.assign(payout, { balanceBefore: before, balanceAfter: after, status: 'pending' });
     state.touch(payout);
+    if (config.payoutCompleteDelayMs !== undefined) {
+      state.later(config.payoutCompleteDelayMs, () => {
+        if (payout.status === 'pending') completePayout(ctx, payout, payoutOutcome(payout));
+      });
+    }
     return envelope(payoutFinalizeView(payout), 'Payout is being processed');
   });
 };
