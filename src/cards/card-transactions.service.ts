@@ -1,0 +1,190 @@
+import { Injectable } from '@nestjs/common';
+import { ConflictError, ValidationError } from '../common/errors';
+import { minorToNumber } from '../common/money';
+import { afterCursor, Page, toPage } from '../common/pagination';
+import { newReference } from '../common/reference';
+import { PrismaService } from '../database/prisma.service';
+import type { Card, Prisma, Transaction, TransactionKind } from '../generated/prisma/client';
+import { ProviderCardTransaction, ProviderClient } from '../provider';
+import { LedgerService } from '../transactions/ledger.service';
+import { CardTransactionDto, ListCardTransactionsQueryDto } from './card.dto';
+import { CARD_TRANSACTION_KINDS, CardLedger, ProviderCardMovement } from './card-ledger';
+import { ledgerStatusOfCardTransaction, topUpAmountProblems } from './card-rules';
+import { MONEY_MOVING_CARD_STATUSES } from './card-state';
+import { CardsRepository } from './cards.repository';
+
+/** Page size asked of the provider's card-transaction listing, and the most pages one sync reads. */
+export const SYNC_PAGE_SIZE = 100;
+export const MAX_SYNC_PAGES = 50;
+
+export function toCardTransactionDto(row: Transaction): CardTransactionDto {
+  return {
+    id: row.id,
+    cardId: row.cardId as string,
+    kind: row.kind,
+    direction: row.direction,
+    status: row.status,
+    amount: minorToNumber(row.amount),
+    currency: row.currency,
+    reference: row.reference,
+    providerId: row.providerId,
+    narrative: row.description,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
+  };
+}
+
+/** A row of the provider's card-transaction listing as a movement in the gateway's terms; null if its status is unknown. */
+export function movementOfListing(item: ProviderCardTransaction): ProviderCardMovement | null {
+  const status = ledgerStatusOfCardTransaction(item.status);
+  if (!status) return null;
+  const kind: TransactionKind =
+    item.method === 'topup' ? 'card_topup' : item.method === 'withdrawal' ? 'card_withdrawal' : 'card_spend';
+  return {
+    providerId: item.id,
+    reference: item.reference,
+    kind,
+    // `type` is `credit` for top-ups and withdrawals alike in the provider's samples: the method decides.
+    direction:
+      kind === 'card_topup' ? 'credit' : kind === 'card_withdrawal' ? 'debit' : item.type === 'credit' ? 'credit' : 'debit',
+    status,
+    amount: item.amountMinor,
+    currency: item.currency,
+    narrative: item.narrative,
+    createdAt: item.createdAt,
+    payload: item.raw as Prisma.InputJsonValue,
+  };
+}
+
+/**
+ * Card money movements through the API: top-ups and withdrawals (provider-api.md
+ * "virtualcards/topup", "virtualcards/withdraw"), written ahead on the ledger like payouts
+ * (`created` → `pending` on the provider's answer; refusal `failed` 422; timeout or 5xx `unknown`
+ * 504/502), settled by `virtualcard.topup|withdrawal.*` callbacks or by a transaction sync; and the
+ * card's transaction list, refreshed from the provider's paged listing.
+ */
+@Injectable()
+export class CardTransactionsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly ledger: LedgerService,
+    private readonly provider: ProviderClient,
+    private readonly cards: CardsRepository,
+    private readonly cardLedger: CardLedger,
+  ) {}
+
+  /**
+   * Tops a card up by `amount` USD minor units (300–250000, i.e. 3.00–2,500.00 USD).
+   * @throws ValidationError (400) outside the bounds, nothing stored; NotFoundError (404);
+   * ConflictError (409) the card is not `active` (frozen, terminated, not created yet);
+   * ProviderError (422 → `failed`; 502/504 → `unknown`), the ledger row kept.
+   */
+  async topUp(cardId: string, amount: number): Promise<CardTransactionDto> {
+    const problems = topUpAmountProblems(BigInt(amount));
+    if (problems.length) throw new ValidationError(problems);
+    return this.moveMoney(cardId, 'card_topup', BigInt(amount));
+  }
+
+  /**
+   * Withdraws `amount` USD minor units from a card back to the wallet (the provider checks the
+   * card's balance). @throws as `topUp`, without the bounds.
+   */
+  async withdraw(cardId: string, amount: number): Promise<CardTransactionDto> {
+    return this.moveMoney(cardId, 'card_withdrawal', BigInt(amount));
+  }
+
+  private async moveMoney(
+    cardId: string,
+    kind: 'card_topup' | 'card_withdrawal',
+    amount: bigint,
+  ): Promise<CardTransactionDto> {
+    const card = await this.cards.requireCard(cardId);
+    if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {
+      throw new ConflictError(`Card ${card.id} is ${card.status}: it takes no top-ups or withdrawals.`, undefined, {
+        cardStatus: card.status,
+      });
+    }
+    const topUp = kind === 'card_topup';
+    const row = await this.ledger.record({
+      kind,
+      direction: topUp ? 'credit' : 'debit',
+      amount,
+      currency: card.currency,
+      customerId: card.customerId,
+      cardId: card.id,
+      reference: newReference(topUp ? 'card-topup' : 'card-withdrawal'),
+      description: topUp ? 'Card top-up' : 'Card withdrawal',
+    });
+    try {
+      const input = { cardId: card.providerId, amountMinor: amount, reference: row.reference };
+      const upstream = topUp ? await this.provider.topUpCard(input) : await this.provider.withdrawFromCard(input);
+      const payload = upstream.raw as Prisma.InputJsonValue;
+      await this.prisma.$transaction(async (tx) => {
+        const moved = await this.cardLedger.settle(row.id, 'pending', 'api', {
+          tx,
+          patch: { providerId: upstream.id, providerPayload: payload },
+        });
+        if (moved.outcome === 'refused' && !moved.transaction.providerId) {
+          // Its callback overtook this answer: keep the callback's status, add the provider's id.
+          await tx.transaction.update({ where: { id: row.id }, data: { providerId: upstream.id } });
+        }
+      });
+      const settled = ledgerStatusOfCardTransaction(upstream.status);
+      if (settled && settled !== 'pending') await this.cardLedger.settle(row.id, settled, 'api', { payload });
+    } catch (error) {
+      await this.ledger.recordProviderFailure(row.id, error);
+      throw error;
+    }
+    return toCardTransactionDto(await this.ledger.get(row.id));
+  }
+
+  /**
+   * The card's movements (top-ups, withdrawals, spends), newest first, keyset-paginated. The first
+   * page (no cursor) is refreshed from the provider's listing first unless `refresh=false`.
+   * @throws NotFoundError (404); ValidationError (400) bad cursor; ProviderError (502/504) when the
+   * refresh fails (ask again with `refresh=false` for the local rows alone).
+   */
+  async list(cardId: string, query: ListCardTransactionsQueryDto): Promise<Page<CardTransactionDto>> {
+    const card = await this.cards.requireCard(cardId);
+    if (!query.cursor && query.refresh !== false) await this.sync(card);
+    const limit = query.limit ?? 20;
+    const rows = await this.prisma.transaction.findMany({
+      where: { cardId: card.id, kind: { in: CARD_TRANSACTION_KINDS }, ...afterCursor(query.cursor) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+    });
+    return toPage(rows, limit, toCardTransactionDto);
+  }
+
+  /**
+   * Reads the provider's listing of the card (page/take/order ASC, following `meta.hasNextPage`,
+   * at most MAX_SYNC_PAGES pages) and applies each row with source `reconciliation`: local top-ups
+   * and withdrawals it finds are settled (matched by provider id, else by the reference the gateway
+   * sent), movements the gateway never saw are recorded. Upserted by provider id: syncing again adds
+   * no row. A card the provider does not know yet (no provider id) is not synced.
+   * Returns how many listing rows were read and how many changed something.
+   */
+  async sync(card: Card): Promise<{ read: number; changed: number }> {
+    if (!card.providerId) return { read: 0, changed: 0 };
+    let read = 0;
+    let changed = 0;
+    for (let page = 1; page <= MAX_SYNC_PAGES; page++) {
+      const listing = await this.provider.listCardTransactions(card.providerId, {
+        order: 'ASC',
+        page,
+        take: SYNC_PAGE_SIZE,
+      });
+      for (const item of listing.transactions) {
+        read += 1;
+        const movement = movementOfListing(item);
+        if (!movement) continue;
+        const outcome = await this.cardLedger.applyProviderMovement(card, movement, 'reconciliation');
+        if (outcome === 'applied') changed += 1;
+      }
+      if (!listing.meta.hasNextPage || listing.transactions.length === 0) break;
+    }
+    return { read, changed };
+  }
+}

@@ -1,0 +1,306 @@
+import { Injectable } from '@nestjs/common';
+import {
+  ConflictError,
+  ErrorCode,
+  InvalidStateTransitionError,
+  ProviderError,
+  ValidationError,
+} from '../common/errors';
+import { minorToNumber } from '../common/money';
+import { afterCursor, Page, toPage } from '../common/pagination';
+import { newReference } from '../common/reference';
+import { CustomersService } from '../customers/customers.service';
+import { PrismaService } from '../database/prisma.service';
+import type { Card, CardStatus, Prisma, StatusChangeSource } from '../generated/prisma/client';
+import { CARD_CURRENCY, ProviderCard, ProviderClient, stripCardSecrets } from '../provider';
+import { LedgerService } from '../transactions/ledger.service';
+import { CardBillingAddressDto, CardDto, CreateCardDto, ListCardsQueryDto } from './card.dto';
+import { CardLedger } from './card-ledger';
+import { cardExpiry, topUpAmountProblems } from './card-rules';
+import { CARD_ISSUING_HOLDER_STATUSES, CARD_MOVES, CardAction, cardMoveOutcome } from './card-state';
+import { CardMoveResult, CardPatch, CardsRepository, isUniqueViolation } from './cards.repository';
+
+export function toCardDto(row: Card): CardDto {
+  return {
+    id: row.id,
+    providerId: row.providerId,
+    customerId: row.customerId,
+    cardHolderId: row.cardHolderId,
+    status: row.status,
+    createdStatus: row.createdStatus,
+    brand: row.brand,
+    type: row.type,
+    nameOnCard: row.nameOnCard,
+    last4: row.last4,
+    expiryMonth: row.expiryMonth,
+    expiryYear: row.expiryYear,
+    balance: minorToNumber(row.balance),
+    currency: row.currency,
+    initialAmount: minorToNumber(row.initialAmount),
+    reference: row.reference,
+    billingAddress: (row.billingAddress as CardBillingAddressDto | null) ?? null,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+/** Card details worth keeping from a provider answer or callback; never the number or CVV. */
+export interface CardDetails {
+  last4?: string | null;
+  brand?: string | null;
+  nameOnCard?: string | null;
+  validThru?: string | null;
+  expiresAt?: Date | null;
+  billingAddress?: Record<string, unknown> | null;
+  createdStatus?: string | null;
+}
+
+/** The card columns `details` sets (only what it carries; a malformed last4 is ignored). */
+export function cardDetailsPatch(details: CardDetails): CardPatch {
+  const expiry = cardExpiry(details.validThru, details.expiresAt);
+  return {
+    ...(details.last4 && /^\d{4}$/.test(details.last4) ? { last4: details.last4 } : {}),
+    ...(details.brand ? { brand: details.brand.toLowerCase() } : {}),
+    ...(details.nameOnCard ? { nameOnCard: details.nameOnCard } : {}),
+    ...(expiry ? { expiryMonth: expiry.month, expiryYear: expiry.year } : {}),
+    ...(details.billingAddress
+      ? { billingAddress: stripCardSecrets(details.billingAddress) as Prisma.InputJsonValue }
+      : {}),
+    ...(details.createdStatus ? { createdStatus: details.createdStatus } : {}),
+  };
+}
+
+/**
+ * Virtual cards (provider-api.md "Virtual cards", "Virtual card"). Write-ahead like payouts: the
+ * Card row (`created`) and, for a non-zero initial funding, its `card_topup` ledger row exist before
+ * the provider's create call and hold its answer after (`pending`); a refusal makes both `failed`
+ * (422), a timeout or 5xx `unknown` (504/502), settled by `virtualcard.created.success|failed`.
+ * Statuses move only by the table in card-state.ts; freeze, unfreeze and terminate are checked
+ * locally first (409 `invalid_state_transition`, provider not called).
+ *
+ * Card secrets: the provider has no read-card endpoint; its freeze/unfreeze/terminate answers
+ * carry the full number and CVV, which `src/provider` drops (`stripCardSecrets`) before anything
+ * here sees them. The gateway keeps `last4`, brand, expiry and name only. Revealing full card
+ * details is NOT offered: it would mean storing the number (or freezing and unfreezing a card to
+ * read it), which the security rules forbid; the `cards:reveal` scope stays reserved for a
+ * provider endpoint that reads a card on demand (README "Cards").
+ */
+@Injectable()
+export class CardsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly ledger: LedgerService,
+    private readonly provider: ProviderClient,
+    private readonly customers: CustomersService,
+    private readonly cards: CardsRepository,
+    private readonly cardLedger: CardLedger,
+  ) {}
+
+  /**
+   * Creates a card for a registered card holder, funded with `amount` USD minor units (0, or
+   * 300–250000). Answers the card `pending` (the provider's createdStatus) with no last4 yet: the
+   * creation callback brings it.
+   * @throws ValidationError (400) amount outside the bounds; NotFoundError (404) customer;
+   * ConflictError (409) no card holder, a holder whose KYC failed, or a reference already used;
+   * ProviderError (422 → card `failed`; 502/504 → card `unknown`), the rows kept.
+   */
+  async create(input: CreateCardDto): Promise<CardDto> {
+    const amount = BigInt(input.amount);
+    if (amount > 0n) {
+      const problems = topUpAmountProblems(amount);
+      if (problems.length) throw new ValidationError(problems);
+    }
+    const customer = await this.customers.requireRow(input.customerId);
+    const holder = await this.cards.holderOf(customer.id);
+    if (!holder) {
+      throw new ConflictError(
+        `Customer ${customer.id} is not a card holder yet: register it with POST /v1/card-holders first.`,
+      );
+    }
+    if (!CARD_ISSUING_HOLDER_STATUSES.includes(holder.status)) {
+      throw new ConflictError(`The card holder of customer ${customer.id} is ${holder.status}: no card can be issued.`);
+    }
+    const reference = input.reference ?? newReference('card');
+    const type = input.type ?? 'virtual';
+
+    let written: { card: Card; fundingId: string | null };
+    try {
+      written = await this.prisma.$transaction(async (tx) => {
+        const card = await tx.card.create({
+          data: {
+            customerId: customer.id,
+            cardHolderId: holder.id,
+            brand: input.brand,
+            type,
+            status: 'created',
+            currency: CARD_CURRENCY,
+            initialAmount: amount,
+            reference,
+          },
+        });
+        const funding =
+          amount > 0n
+            ? await this.ledger.record(
+                {
+                  kind: 'card_topup',
+                  direction: 'credit',
+                  amount,
+                  currency: CARD_CURRENCY,
+                  customerId: customer.id,
+                  cardId: card.id,
+                  // The card's own reference: the creation callback names it.
+                  reference,
+                  description: 'Initial card funding',
+                },
+                'api',
+                tx,
+              )
+            : null;
+        return { card, fundingId: funding?.id ?? null };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError(`The reference ${reference} is already used.`);
+      throw error;
+    }
+    const { card, fundingId } = written;
+
+    try {
+      const upstream = await this.provider.createCard({
+        customerEmail: customer.email,
+        cardType: type,
+        cardBrand: input.brand,
+        reference,
+        amountMinor: amount,
+        firstName: holder.firstName,
+        lastName: holder.lastName,
+      });
+      await this.prisma.$transaction(async (tx) => {
+        const patch: CardPatch = {
+          createdStatus: upstream.createdStatus,
+          providerPayload: upstream.raw as Prisma.InputJsonValue,
+          ...(upstream.brand ? { brand: upstream.brand } : {}),
+          ...(upstream.cardType ? { type: upstream.cardType } : {}),
+        };
+        const moved = await this.cards.move(card.id, 'accept', { ...patch, providerId: upstream.id }, tx);
+        if (moved.outcome === 'refused' && !moved.card.providerId) {
+          // The creation callback overtook this answer: keep its status, add the provider's id.
+          await tx.card.update({ where: { id: card.id }, data: { providerId: upstream.id } });
+        }
+        if (fundingId) {
+          await this.cardLedger.settle(fundingId, 'pending', 'api', {
+            tx,
+            patch: { providerPayload: upstream.raw as Prisma.InputJsonValue },
+          });
+        }
+      });
+      if (upstream.createdStatus === 'success' || upstream.createdStatus === 'failed') {
+        // Created (or refused) at once: settle as the callback would.
+        await this.settleCreation(card.id, upstream.createdStatus, 'api', {
+          payload: upstream.raw as Prisma.InputJsonValue,
+        });
+      }
+    } catch (error) {
+      const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+      await this.prisma.$transaction(async (tx) => {
+        await this.cards.move(card.id, refused ? 'refuse' : 'lose', { failureReason: messageOf(error) }, tx);
+        if (fundingId) await this.ledger.recordProviderFailure(fundingId, error, tx);
+      });
+      throw error;
+    }
+    return toCardDto(await this.cards.requireCard(card.id));
+  }
+
+  /**
+   * Settles a card's creation: `success` → card `active` (with the details the callback carries)
+   * and its initial funding `success` (balance credited); `failed` → card and funding `failed`.
+   * Forward-only and idempotent: a repeated or late callback changes nothing.
+   * Returns the card move's outcome, `applied` when only the funding moved.
+   */
+  async settleCreation(
+    cardId: string,
+    result: 'success' | 'failed',
+    source: StatusChangeSource,
+    opts: { details?: CardDetails; reason?: string | null; providerId?: string | null; payload?: Prisma.InputJsonValue },
+  ): Promise<CardMoveResult['outcome']> {
+    return this.prisma.$transaction(async (tx) => {
+      const current = await this.cards.requireCard(cardId, tx);
+      const patch: CardPatch = {
+        ...cardDetailsPatch({ ...opts.details, createdStatus: result }),
+        ...(opts.providerId && !current.providerId ? { providerId: opts.providerId } : {}),
+        ...(result === 'failed' ? { failureReason: opts.reason ?? 'The provider could not create the card.' } : {}),
+        ...(opts.payload ? { providerPayload: opts.payload } : {}),
+      };
+      const moved = await this.cards.move(cardId, result === 'success' ? 'activate' : 'fail', patch, tx);
+      if (moved.outcome === 'refused') return 'refused';
+      const funding = await tx.transaction.findFirst({
+        where: { cardId, kind: 'card_topup', reference: current.reference },
+        select: { id: true },
+      });
+      if (!funding) return moved.outcome;
+      const settled = await this.cardLedger.settle(funding.id, result, source, {
+        tx,
+        payload: opts.payload,
+        patch: result === 'failed' ? { failureReason: opts.reason ?? 'Card creation failed.' } : undefined,
+      });
+      return moved.outcome === 'unchanged' && settled.outcome === 'applied' ? 'applied' : moved.outcome;
+    });
+  }
+
+  /** One card, masked. @throws NotFoundError (404). */
+  async get(id: string): Promise<CardDto> {
+    return toCardDto(await this.cards.requireCard(id));
+  }
+
+  /** Newest first, keyset-paginated; optionally one customer's, optionally in one status. */
+  async list(query: ListCardsQueryDto): Promise<Page<CardDto>> {
+    const limit = query.limit ?? 20;
+    const rows = await this.prisma.card.findMany({
+      where: {
+        ...(query.customerId ? { customerId: query.customerId } : {}),
+        ...(query.status ? { status: query.status as CardStatus } : {}),
+        ...afterCursor(query.cursor),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+    });
+    return toPage(rows, limit, toCardDto);
+  }
+
+  /**
+   * Freezes, unfreezes or terminates a card at the provider, then locally. Allowed: active →
+   * frozen, frozen → active, active | frozen → terminated (card-state.ts). The provider's answer
+   * carries the full number and CVV; they are dropped in `src/provider`, and only last4, name,
+   * expiry and billing address are kept.
+   * @throws NotFoundError (404); InvalidStateTransitionError (409 `invalid_state_transition`) for a
+   * move the table forbids — the provider is not called; ProviderError (422/502/504): card unchanged.
+   */
+  async act(id: string, action: CardAction): Promise<CardDto> {
+    const card = await this.cards.requireCard(id);
+    const rule = CARD_MOVES[action];
+    if (cardMoveOutcome(action, card.status) !== 'apply' || !card.providerId) {
+      throw new InvalidStateTransitionError('card', card.status, rule.to);
+    }
+    const call: Record<CardAction, (cardId: string) => Promise<ProviderCard>> = {
+      freeze: (cardId) => this.provider.freezeCard(cardId),
+      unfreeze: (cardId) => this.provider.unfreezeCard(cardId),
+      terminate: (cardId) => this.provider.terminateCard(cardId),
+    };
+    const upstream = await call[action](card.providerId);
+    const { card: moved } = await this.cards.move(id, action, {
+      ...cardDetailsPatch({
+        last4: upstream.last4,
+        nameOnCard: upstream.cardName,
+        validThru: upstream.validThru,
+        expiresAt: upstream.expiresAt,
+        billingAddress: upstream.billingAddress,
+      }),
+      providerPayload: upstream.raw as Prisma.InputJsonValue,
+    });
+    return toCardDto(moved);
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
