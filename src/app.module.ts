@@ -9,6 +9,7 @@ import { ProblemDetailsFilter } from './common/problem-details.filter';
 import { FixedWindowThrottlerStorage } from './common/rate-limit/fixed-window.storage';
 import { Env, validateEnv } from './config/env';
 import { BeneficiariesModule } from './beneficiaries/beneficiaries.module';
+import { CardsModule } from './cards/cards.module';
 import { CollectionsModule } from './collections/collections.module';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { CustomersModule } from './customers/customers.module';
@@ -65,6 +66,7 @@ export class AppModule {
         CollectionsModule,
         SwapsModule,
         VirtualAccountsModule,
+        CardsModule,
         WebhooksModule,
         ReconciliationModule,
         JobsModule,
