@@ -69,14 +69,7 @@ export function parseCallbackFaults(input: unknown): CallbackFaults {
  * failed (no 200 after every attempt) · cancelled (reset or shutdown before it was sent).
  */
 export type CallbackStatus =
-  | 'skipped'
-  | 'dropped'
-  | 'waiting'
-  | 'held'
-  | 'sending'
-  | 'delivered'
-  | 'failed'
-  | 'cancelled';
+  'skipped' | 'dropped' | 'waiting' | 'held' | 'sending' | 'delivered' | 'failed' | 'cancelled';
 
 /** One entry of the delivery log (GET /__admin/callbacks). */
 export interface CallbackRecord {

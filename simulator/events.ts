@@ -5,16 +5,7 @@
  * number or CVV.
  */
 import { major } from './money';
-import {
-  Beneficiary,
-  Card,
-  CardTransaction,
-  CardUser,
-  Collection,
-  COMPANY_ID,
-  Payout,
-  SimulatorState,
-} from './state';
+import { Beneficiary, Card, CardTransaction, CardUser, Collection, COMPANY_ID, Payout, SimulatorState } from './state';
 import { payoutTransactionView } from './views';
 
 /** An event: its name and data. */
