@@ -17,6 +17,7 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { loggerOptions } from './logging';
 import { MetricsModule } from './metrics/metrics.module';
+import { OutboundModule } from './outbound/outbound.module';
 import { PayoutsModule } from './payouts/payouts.module';
 import { ProviderModule } from './provider';
 import { SwapsModule } from './swaps/swaps.module';
@@ -59,6 +60,7 @@ export class AppModule {
         ProviderModule,
         IdempotencyModule,
         TransactionsModule,
+        OutboundModule,
         HealthModule,
         CustomersModule,
         BeneficiariesModule,

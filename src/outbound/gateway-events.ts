@@ -1,0 +1,117 @@
+/**
+ * Gateway events: what internal apps can subscribe to (POST /v1/webhook-subscriptions) and
+ * receive, signed per Standard Webhooks, from the outbox. Ledger events are announced by
+ * `LedgerService` when a row moves to a status listed in `LEDGER_EVENT_TYPES`; card lifecycle
+ * events are published by the cards module itself.
+ */
+import type { Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
+
+/** The ledger's event table, as data: (kind, new status) → event type. Statuses not listed announce nothing. */
+export const LEDGER_EVENT_TYPES = {
+  payout: {
+    success: 'payout.succeeded',
+    failed: 'payout.failed',
+    expired: 'payout.expired',
+    reversed: 'payout.reversed',
+  },
+  collection: {
+    success: 'collection.paid',
+    failed: 'collection.failed',
+    expired: 'collection.expired',
+    reversed: 'collection.reversed',
+  },
+  swap: {
+    success: 'swap.succeeded',
+    failed: 'swap.failed',
+    reversed: 'swap.reversed',
+  },
+  card_topup: {
+    success: 'card.topup.succeeded',
+    failed: 'card.topup.failed',
+    reversed: 'card.topup.reversed',
+  },
+  card_withdrawal: {
+    success: 'card.withdrawal.succeeded',
+    failed: 'card.withdrawal.failed',
+    reversed: 'card.withdrawal.reversed',
+  },
+  card_spend: {
+    success: 'card.spend.succeeded',
+    failed: 'card.spend.failed',
+    reversed: 'card.spend.reversed',
+  },
+} as const satisfies Record<TransactionKind, Partial<Record<TransactionStatus, string>>>;
+
+type LedgerEventType = {
+  [K in keyof typeof LEDGER_EVENT_TYPES]: (typeof LEDGER_EVENT_TYPES)[K][keyof (typeof LEDGER_EVENT_TYPES)[K]];
+}[keyof typeof LEDGER_EVENT_TYPES];
+
+/** Events that are not ledger moves: card lifecycle (published by the cards module). */
+export const CARD_LIFECYCLE_EVENT_TYPES = ['card.created', 'card.creation_failed'] as const;
+
+/** Every event type a subscription may name (validation of `eventTypes`), sorted. */
+export const GATEWAY_EVENT_TYPES: readonly GatewayEventType[] = Object.freeze(
+  [
+    ...Object.values(LEDGER_EVENT_TYPES).flatMap((byStatus) => Object.values(byStatus) as LedgerEventType[]),
+    ...CARD_LIFECYCLE_EVENT_TYPES,
+  ].sort(),
+);
+
+export type GatewayEventType = LedgerEventType | (typeof CARD_LIFECYCLE_EVENT_TYPES)[number];
+
+export function isGatewayEventType(value: unknown): value is GatewayEventType {
+  return typeof value === 'string' && (GATEWAY_EVENT_TYPES as readonly string[]).includes(value);
+}
+
+/** The event a ledger row announces on reaching `status`, or null (e.g. `pending`, `unknown`). */
+export function ledgerEventType(kind: TransactionKind, status: TransactionStatus): GatewayEventType | null {
+  const byStatus: Partial<Record<TransactionStatus, GatewayEventType>> = LEDGER_EVENT_TYPES[kind];
+  return byStatus[status] ?? null;
+}
+
+/**
+ * The `data` of a ledger event: a small public view of the Transaction row. Amounts are integers
+ * in minor units of `currency`, as JSON numbers while within ±Number.MAX_SAFE_INTEGER and as
+ * decimal strings beyond (never a rounded number). Timestamps are ISO 8601 UTC.
+ */
+export interface TransactionEventData {
+  id: string;
+  kind: TransactionKind;
+  direction: string;
+  status: TransactionStatus;
+  amount: number | string;
+  fee: number | string;
+  currency: string;
+  reference: string;
+  customerId: string | null;
+  beneficiaryId: string | null;
+  cardId: string | null;
+  failureReason: string | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+/** Minor units as a JSON number when safe, else as a decimal string. */
+export function minorUnitsForJson(minor: bigint): number | string {
+  const safe = minor <= BigInt(Number.MAX_SAFE_INTEGER) && minor >= -BigInt(Number.MAX_SAFE_INTEGER);
+  return safe ? Number(minor) : minor.toString();
+}
+
+export function toTransactionEventData(row: Transaction): TransactionEventData {
+  return {
+    id: row.id,
+    kind: row.kind,
+    direction: row.direction,
+    status: row.status,
+    amount: minorUnitsForJson(row.amount),
+    fee: minorUnitsForJson(row.fee),
+    currency: row.currency,
+    reference: row.reference,
+    customerId: row.customerId,
+    beneficiaryId: row.beneficiaryId,
+    cardId: row.cardId,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
+  };
+}

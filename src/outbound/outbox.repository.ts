@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaService } from '../database/prisma.service';
+import type { Prisma } from '../generated/prisma/client';
+
+type Db = Prisma.TransactionClient | PrismaService;
+
+/** A message taken for one delivery attempt, with what is needed to send it. */
+export interface ClaimedMessage {
+  id: string;
+  subscriptionId: string;
+  eventType: string;
+  payload: unknown;
+  /** Attempts including this one. */
+  attempts: number;
+  /** The lease: `next_attempt_at` while this attempt runs; results are written only while it holds. */
+  leaseUntil: Date;
+  url: string;
+  secret: string;
+}
+
+/** Database access for the outbox (the delivery side): writing messages, leasing due ones, recording results. */
+@Injectable()
+export class OutboxRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Ids of active subscriptions that take `eventType` (those naming it, and those naming none). */
+  async subscribersOf(eventType: string, db: Db = this.prisma): Promise<string[]> {
+    const rows = await db.webhookSubscription.findMany({
+      where: { disabledAt: null, OR: [{ eventTypes: { isEmpty: true } }, { eventTypes: { has: eventType } }] },
+      select: { id: true },
+    });
+    return rows.map((r) => r.id);
+  }
+
+  async insertMessages(
+    subscriptionIds: string[],
+    eventType: string,
+    payload: Prisma.InputJsonValue,
+    db: Db = this.prisma,
+  ): Promise<number> {
+    if (subscriptionIds.length === 0) return 0;
+    const { count } = await db.outboxMessage.createMany({
+      data: subscriptionIds.map((subscriptionId) => ({ subscriptionId, eventType, payload })),
+    });
+    return count;
+  }
+
+  /**
+   * Leases up to `limit` due messages (pending, `next_attempt_at` ≤ now, subscription active):
+   * rows are locked with `FOR UPDATE SKIP LOCKED`, so concurrent passes (other gateway instances)
+   * never take the same message, then counted as one more attempt and pushed to `leaseUntil`, so
+   * that a pass that dies mid-delivery leaves them due again once the lease runs out.
+   */
+  async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]> {
+    const rows = await this.prisma.$queryRaw<
+      Array<{
+        id: string;
+        subscription_id: string;
+        event_type: string;
+        payload: unknown;
+        attempts: number;
+        url: string;
+        secret: string;
+      }>
+    >`
+      WITH due AS (
+        SELECT o.id FROM outbox_messages o
+        JOIN webhook_subscriptions w ON w.id = o.subscription_id
+        WHERE o.status = 'pending' AND o.next_attempt_at <= ${now} AND w.disabled_at IS NULL
+        ORDER BY o.next_attempt_at, o.created_at
+        LIMIT ${limit}
+        FOR UPDATE OF o SKIP LOCKED)
+      UPDATE outbox_messages m
+      SET attempts = m.attempts + 1, next_attempt_at = ${leaseUntil}
+      FROM due, webhook_subscriptions s
+      WHERE m.id = due.id AND s.id = m.subscription_id
+      RETURNING m.id, m.subscription_id, m.event_type, m.payload, m.attempts, s.url, s.secret`;
+    return rows.map((r) => ({
+      id: r.id,
+      subscriptionId: r.subscription_id,
+      eventType: r.event_type,
+      payload: r.payload,
+      attempts: r.attempts,
+      leaseUntil,
+      url: r.url,
+      secret: r.secret,
+    }));
+  }
+
+  /**
+   * Records a 2xx answer. Applies while this attempt's lease holds, also when the subscription
+   * was deleted meanwhile (the receiver did get it). Returns whether it was written.
+   */
+  async markDelivered(message: ClaimedMessage, statusCode: number, at: Date): Promise<boolean> {
+    const { count } = await this.prisma.outboxMessage.updateMany({
+      where: { id: message.id, attempts: message.attempts, nextAttemptAt: message.leaseUntil },
+      data: { status: 'delivered', deliveredAt: at, lastStatusCode: statusCode, lastError: null },
+    });
+    return count === 1;
+  }
+
+  /** Records a failed attempt: pending again at `nextAttemptAt`, or `failed` for good. Only while the lease holds. */
+  async markAttemptFailed(
+    message: ClaimedMessage,
+    result: { statusCode: number | null; error: string },
+    next: { status: 'pending'; nextAttemptAt: Date } | { status: 'failed' },
+  ): Promise<boolean> {
+    const { count } = await this.prisma.outboxMessage.updateMany({
+      where: { id: message.id, status: 'pending', attempts: message.attempts, nextAttemptAt: message.leaseUntil },
+      data: {
+        status: next.status,
+        ...(next.status === 'pending' ? { nextAttemptAt: next.nextAttemptAt } : {}),
+        lastStatusCode: result.statusCode,
+        lastError: result.error,
+      },
+    });
+    return count === 1;
+  }
+}
