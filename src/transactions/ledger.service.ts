@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../common/errors';
 import { PrismaService } from '../database/prisma.service';
 import type { Prisma, StatusChangeSource, Transaction, TransactionStatus } from '../generated/prisma/client';
+import { OutboxService } from '../outbound/outbox.service';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
@@ -19,11 +20,15 @@ type Tx = Prisma.TransactionClient;
  */
 @Injectable()
 export class LedgerService {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly outbox: OutboxService,
+  ) {}
 
   /**
    * Writes a new ledger row in status `created` (or the given initial status) with its first
-   * history entry, in one database transaction. Amounts are minor units.
+   * history entry, in one database transaction. Amounts are minor units. An initial status with a
+   * gateway event (src/outbound/gateway-events.ts) publishes it to the outbox in that transaction.
    */
   async record(
     data: Omit<Prisma.TransactionUncheckedCreateInput, 'status'> & { status?: TransactionStatus },
@@ -33,6 +38,7 @@ export class LedgerService {
     const run = async (db: Tx) => {
       const row = await db.transaction.create({ data: { ...data, status: data.status ?? 'created' } });
       await db.transactionStatusChange.create({ data: { transactionId: row.id, from: null, to: row.status, source } });
+      await this.outbox.publishLedgerStatus(row, db);
       return row;
     };
     return tx ? run(tx) : this.prisma.$transaction(run);
@@ -43,6 +49,8 @@ export class LedgerService {
    * (transaction-state.ts), setting `patch` and writing the history entry atomically. A move to
    * the status it already has is `unchanged` (duplicate events change nothing).
    * With `strict`, a refused move throws InvalidStateTransitionError (409) instead of returning `refused`.
+   * An `applied` move to a status with a gateway event (e.g. payout success → `payout.succeeded`,
+   * src/outbound/gateway-events.ts) publishes it to the outbox in the same database transaction.
    */
   async transition(
     id: string,
@@ -71,6 +79,7 @@ export class LedgerService {
       await db.transactionStatusChange.create({
         data: { transactionId: id, from: current.status, to, source, payload: opts.payload },
       });
+      await this.outbox.publishLedgerStatus(row, db);
       return { outcome: 'applied' as const, transaction: row };
     };
     return opts.tx ? run(opts.tx) : this.prisma.$transaction(run);
