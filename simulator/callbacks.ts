@@ -199,7 +199,8 @@ interface Held {
 /**
  * The one way the simulator sends callbacks. Each dispatched callback is logged, gets the active
  * fault switches (consuming one of their `times`), and is delivered in the background; `dispatch`
- * answers the log entry and a promise settled when the entry is final (or held: see `deferred`).
+ * answers the log entry and a promise settled when the entry is final (`outcomeOf` does not wait
+ * for a deferred one).
  * `flush` cuts every wait short, sends held callbacks and waits for every delivery; `cancel`
  * (reset, shutdown) abandons whatever is not sent yet.
  */
@@ -209,6 +210,8 @@ export class CallbackDispatcher {
   private held: Held[] = [];
   private readonly active = new Set<Promise<void>>();
   private readonly sleepers = new Set<() => void>();
+  /** Callbacks not final yet: waiting, held or being sent. */
+  private readonly outstanding = new Set<CallbackRecord>();
   private flushing = 0;
   private seq = 0;
   private abort = new AbortController();
@@ -249,7 +252,7 @@ export class CallbackDispatcher {
 
   /** How many callbacks wait for a delay, are held, or are being sent. */
   pending(): number {
-    return this.log.filter((r) => r.status === 'waiting' || r.status === 'held' || r.status === 'sending').length;
+    return this.outstanding.size;
   }
 
   /**
@@ -278,8 +281,13 @@ export class CallbackDispatcher {
       record.status = 'dropped';
       return { record, done: Promise.resolve(record) };
     }
-    let settle!: (record: CallbackRecord) => void;
-    const done = new Promise<CallbackRecord>((resolve) => (settle = resolve));
+    let resolve!: (record: CallbackRecord) => void;
+    const done = new Promise<CallbackRecord>((r) => (resolve = r));
+    this.outstanding.add(record);
+    const settle = (final: CallbackRecord) => {
+      this.outstanding.delete(final);
+      resolve(final);
+    };
     this.track(this.run(record, url, faults, opts.afterMs ?? 0, settle));
     return { record, done };
   }
