@@ -19,10 +19,24 @@ describe('card callbacks (e2e): created, top-up/withdrawal, spending, KYC', () =
       [event],
     );
 
+  /** Gateway events written to the outbox for the test subscription, about one card. */
+  const outboxEvents = async (cardId: string) =>
+    (
+      await h.db.query<{ event_type: string; payload: { data: Record<string, unknown> } }>(
+        'SELECT event_type, payload FROM outbox_messages ORDER BY created_at',
+      )
+    ).filter((m) => m.payload.data.id === cardId);
+
   beforeAll(async () => {
     h = await startHarness();
     key = await h.key();
     kit = cardKit(h, auth);
+    const subscription = await h
+      .http()
+      .post('/v1/webhook-subscriptions')
+      .set(auth())
+      .send({ url: 'http://127.0.0.1:9/hooks', eventTypes: ['card.created', 'card.creation_failed'] });
+    expect(subscription.status).toBe(201);
   });
   afterAll(() => h.close());
 
@@ -55,6 +69,9 @@ describe('card callbacks (e2e): created, top-up/withdrawal, spending, KYC', () =
       });
       const [funding] = await kit.ledger(pending.id);
       expect(funding).toMatchObject({ kind: 'card_topup', status: 'success', amount: '6000' });
+      const events = await outboxEvents(pending.id);
+      expect(events.map((e) => e.event_type)).toEqual(['card.created']);
+      expect(events[0].payload.data).toMatchObject({ status: 'active', last4: '9876', balance: 6000 });
       expect((await kit.history(funding.id)).map((c) => `${c.from}->${c.to}:${c.source}`)).toEqual([
         'null->created:api',
         'created->pending:api',
@@ -99,6 +116,7 @@ describe('card callbacks (e2e): created, top-up/withdrawal, spending, KYC', () =
       });
       expect(lateSuccess.body.outcome).toBe('refused');
       expect(await card(pending.id)).toMatchObject({ status: 'failed', balance: 0, last4: null });
+      expect((await outboxEvents(pending.id)).map((e) => e.event_type)).toEqual(['card.creation_failed']);
     });
 
     it('settles a card whose create call timed out (unknown), matched by reference, taking the provider id', async () => {
@@ -150,12 +168,7 @@ describe('card callbacks (e2e): created, top-up/withdrawal, spending, KYC', () =
   describe('virtualcard.topup|withdrawal.success|failed', () => {
     let active: any;
     const topUp = (amount: number) =>
-      h
-        .http()
-        .post(`/v1/cards/${active.id}/top-ups`)
-        .set(auth())
-        .set('Idempotency-Key', randomUUID())
-        .send({ amount });
+      h.http().post(`/v1/cards/${active.id}/top-ups`).set(auth()).set('Idempotency-Key', randomUUID()).send({ amount });
     const withdraw = (amount: number) =>
       h
         .http()
@@ -200,7 +213,10 @@ describe('card callbacks (e2e): created, top-up/withdrawal, spending, KYC', () =
 
     it('topup.failed fails a pending top-up without touching the balance', async () => {
       const t = (await topUp(1000)).body;
-      const res = await kit.callback('virtualcard.topup.failed', { ...event(t, 'failed', '10.00'), reason: 'Declined' });
+      const res = await kit.callback('virtualcard.topup.failed', {
+        ...event(t, 'failed', '10.00'),
+        reason: 'Declined',
+      });
       expect(res.body.outcome).toBe('applied');
       const got = (await h.http().get(`/v1/cards/${active.id}/transactions?refresh=false&limit=100`).set(auth())).body;
       expect(got.data.find((r: { id: string }) => r.id === t.id)).toMatchObject({

@@ -39,7 +39,10 @@ describe('cards with the simulator (e2e): callbacks from the provider to the led
     const bad = await kit.holder(await kit.customer('sim-kyc-bad@example.com'), { idNumber: 'B99999913' });
     expect([ok.status, bad.status]).toEqual(['pending', 'pending']);
     await flush();
-    await waitFor('KYC verdicts', async () => (await holder(ok.id)).status === 'active' && (await holder(bad.id)).status === 'failed');
+    await waitFor(
+      'KYC verdicts',
+      async () => (await holder(ok.id)).status === 'active' && (await holder(bad.id)).status === 'failed',
+    );
     expect((await holder(bad.id)).failureReason).toBeTruthy();
   });
 
@@ -50,7 +53,10 @@ describe('cards with the simulator (e2e): callbacks from the provider to the led
     const doomed = (await kit.createCard(customerId, 1300)).body;
     expect([good.status, doomed.status]).toEqual(['pending', 'pending']);
     await flush();
-    await waitFor('creation callbacks', async () => (await card(good.id)).status === 'active' && (await card(doomed.id)).status === 'failed');
+    await waitFor(
+      'creation callbacks',
+      async () => (await card(good.id)).status === 'active' && (await card(doomed.id)).status === 'failed',
+    );
     const active = await card(good.id);
     const secret = await secretOf(good.providerId);
     expect(active.last4).toBe(secret?.cardNumber.slice(-4));
@@ -75,7 +81,10 @@ describe('cards with the simulator (e2e): callbacks from the provider to the led
     expect([up, upFails, down, downFails].map((t) => t.status)).toEqual(['pending', 'pending', 'pending', 'pending']);
     await flush();
     const statusOf = async (id: string) => (await kit.ledger(active.id)).find((r) => r.id === id)?.status;
-    await waitFor('settlements', async () => (await statusOf(downFails.id)) === 'failed' && (await statusOf(up.id)) === 'success');
+    await waitFor(
+      'settlements',
+      async () => (await statusOf(downFails.id)) === 'failed' && (await statusOf(up.id)) === 'success',
+    );
     expect([await statusOf(up.id), await statusOf(upFails.id), await statusOf(down.id)]).toEqual([
       'success',
       'failed',
@@ -100,7 +109,10 @@ describe('cards with the simulator (e2e): callbacks from the provider to the led
     // Reversed once its spend is known here (the out-of-order case is the last test).
     await waitFor('the second spend', async () => (await spends()).length === 4);
     await h.sim.admin('POST', `/card-transactions/${spend2.body.transaction.id}/reverse`);
-    await waitFor('spend callbacks', async () => (await spends()).length === 4 && (await spends()).some((r) => r.status === 'reversed'));
+    await waitFor(
+      'spend callbacks',
+      async () => (await spends()).length === 4 && (await spends()).some((r) => r.status === 'reversed'),
+    );
     expect((await spends()).map((r) => [r.direction, r.status, r.amount])).toEqual([
       ['debit', 'success', '700'],
       ['debit', 'failed', '90000'],
@@ -125,7 +137,10 @@ describe('cards with the simulator (e2e): callbacks from the provider to the led
     await h.sim.admin('PUT', '/callback-faults', { duplicate: 2, times: 1 });
     const up = (await move(`/v1/cards/${active.id}/top-ups`, 1000)).body;
     await flush();
-    await waitFor('the top-up', async () => (await kit.ledger(active.id)).find((r) => r.id === up.id)?.status === 'success');
+    await waitFor(
+      'the top-up',
+      async () => (await kit.ledger(active.id)).find((r) => r.id === up.id)?.status === 'success',
+    );
     const deliveries = (await h.sim.admin('GET', '/callbacks?event=virtualcard.topup.success')).body.callbacks.filter(
       (c: { data: { reference: string } }) => c.data.reference === up.reference,
     );
@@ -134,7 +149,13 @@ describe('cards with the simulator (e2e): callbacks from the provider to the led
 
     const late = await h.sim.admin('POST', '/callbacks/send', {
       event: 'virtualcard.topup.failed',
-      data: { id: up.providerId, cardId: active.provider_id, amount: '10.00', status: 'failed', reference: up.reference },
+      data: {
+        id: up.providerId,
+        cardId: active.provider_id,
+        amount: '10.00',
+        status: 'failed',
+        reference: up.reference,
+      },
     });
     expect(late.body.callback.attempts).toEqual([200]);
     const [inbox] = await h.db.query<{ outcome: string }>(
@@ -167,7 +188,10 @@ describe('cards with the simulator (e2e): callbacks from the provider to the led
     expect(row.status).toBe('success');
     expect((await card(active.id)).balance).toBe(balance - 300);
     await h.app.get(WebhooksService).retryDue({ now: new Date(Date.now() + 24 * 3600_000) });
-    await waitFor('the reversal', async () => (await kit.ledger(active.id)).find((r) => r.id === row.id)?.status === 'reversed');
+    await waitFor(
+      'the reversal',
+      async () => (await kit.ledger(active.id)).find((r) => r.id === row.id)?.status === 'reversed',
+    );
     expect((await card(active.id)).balance).toBe(balance);
     await h.sim.admin('DELETE', '/callback-faults');
   });

@@ -55,7 +55,9 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
     });
 
     it('refuses a second registration of the same customer with 409', async () => {
-      const [customer] = await h.db.query<{ id: string }>("SELECT id FROM customers WHERE email = 'holder@example.com'");
+      const [customer] = await h.db.query<{ id: string }>(
+        "SELECT id FROM customers WHERE email = 'holder@example.com'",
+      );
       const again = await h.http().post('/v1/card-holders').set(auth()).send(kit.holderBody(customer.id));
       expect(again.status).toBe(409);
       expect(again.body.code).toBe('conflict');
@@ -261,7 +263,10 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
 
     it('needs the cards scopes', async () => {
       const readOnly = await h.key(['customers:read']);
-      const res = await h.http().get('/v1/cards').set({ Authorization: `Bearer ${readOnly}` });
+      const res = await h
+        .http()
+        .get('/v1/cards')
+        .set({ Authorization: `Bearer ${readOnly}` });
       expect(res.status).toBe(403);
       const reader = await h.key(['cards:read']);
       const write = await h
@@ -276,7 +281,9 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
   describe('freeze, unfreeze, terminate', () => {
     const act = (id: string, action: string) => h.http().post(`/v1/cards/${id}/${action}`).set(auth());
     const actionCalls = async () =>
-      (await providerCalls('freezeCard')) + (await providerCalls('unfreezeCard')) + (await providerCalls('terminateCard'));
+      (await providerCalls('freezeCard')) +
+      (await providerCalls('unfreezeCard')) +
+      (await providerCalls('terminateCard'));
 
     it('refuses every move of a pending card with 409 invalid_state_transition, without calling the provider', async () => {
       const card = await kit.pendingCard('pendingmoves@example.com');
@@ -433,9 +440,9 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
       const pending = await kit.pendingCard('pendingmoney@example.com');
       expect((await topUp(1000, randomUUID(), pending.id)).status).toBe(409);
       expect((await providerCalls('topUpCard')) + (await providerCalls('withdrawFromCard'))).toBe(before);
-      expect((await kit.ledger(other.id)).filter((r) => r.kind !== 'card_topup' || r.reference !== other.reference)).toEqual(
-        [],
-      );
+      expect(
+        (await kit.ledger(other.id)).filter((r) => r.kind !== 'card_topup' || r.reference !== other.reference),
+      ).toEqual([]);
     });
 
     it('GET /transactions syncs from the provider: settles pending rows, imports spends, twice without duplicates', async () => {
@@ -451,16 +458,22 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
         expect.objectContaining({ direction: 'debit', status: 'success', amount: 1234, narrative: 'Coffee' }),
       ]);
       const settled = first.body.data.filter((t: { status: string }) => t.status === 'success');
-      expect(settled.map((t: { amount: number }) => t.amount).sort((a: number, b: number) => a - b)).toEqual(
-        [300, 1234, 2500, 10_000, 250_000],
-      );
+      expect(settled.map((t: { amount: number }) => t.amount).sort((a: number, b: number) => a - b)).toEqual([
+        300, 1234, 2500, 10_000, 250_000,
+      ]);
       const pendingTopUp = first.body.data.find((t: { amount: number }) => t.amount === 300);
-      expect((await kit.history(pendingTopUp.id)).at(-1)).toEqual({ from: 'pending', to: 'success', source: 'reconciliation' });
+      expect((await kit.history(pendingTopUp.id)).at(-1)).toEqual({
+        from: 'pending',
+        to: 'success',
+        source: 'reconciliation',
+      });
       // funding 10000 + 300 + 250000 − 2500 − 1234
       expect(await kit.balance(card.id)).toBe(10_000 + 300 + 250_000 - 2500 - 1234);
 
       const countRows = async () =>
-        (await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM transactions WHERE card_id = $1', [card.id]))[0].n;
+        (
+          await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM transactions WHERE card_id = $1', [card.id])
+        )[0].n;
       const rowsAfterFirst = await countRows();
       const second = await h.http().get(`/v1/cards/${card.id}/transactions?limit=100`).set(auth());
       expect(second.status).toBe(200);

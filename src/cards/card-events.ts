@@ -153,7 +153,9 @@ export class CardEventsHandler implements OnModuleInit {
     }
 
     const declined = event === 'virtualcard.transaction.declined';
-    const status: TransactionStatus = declined ? 'failed' : (ledgerStatusOfCardTransaction(text(data, 'status')) ?? 'success');
+    const status: TransactionStatus = declined
+      ? 'failed'
+      : (ledgerStatusOfCardTransaction(text(data, 'status')) ?? 'success');
     return this.cardLedger.applyProviderMovement(
       card,
       {
@@ -181,7 +183,11 @@ export class CardEventsHandler implements OnModuleInit {
       (email ? await this.prisma.cardHolder.findFirst({ where: { customer: { email } } }) : null);
     if (!holder) return 'unmatched';
     if (event === 'virtualcard.user.kyc.success') {
-      return this.cards.moveHolder(holder, 'kycPassed', userId && !holder.providerUserId ? { providerUserId: userId } : {});
+      return this.cards.moveHolder(
+        holder,
+        'kycPassed',
+        userId && !holder.providerUserId ? { providerUserId: userId } : {},
+      );
     }
     return this.cards.moveHolder(holder, 'kycFailed', { failureReason: text(data, 'reason') ?? 'KYC failed' });
   }

@@ -137,10 +137,8 @@ export class CardHoldersService {
   }
 
   private alreadyRegistered(holder: CardHolder): ConflictError {
-    return new ConflictError(
-      `Customer ${holder.customerId} already has a card holder (${holder.status}).`,
-      undefined,
-      { cardHolderId: holder.id },
-    );
+    return new ConflictError(`Customer ${holder.customerId} already has a card holder (${holder.status}).`, undefined, {
+      cardHolderId: holder.id,
+    });
   }
 }

@@ -1,4 +1,10 @@
-import { balanceEffect, cardExpiry, cardHolderProblems, ledgerStatusOfCardTransaction, topUpAmountProblems } from './card-rules';
+import {
+  balanceEffect,
+  cardExpiry,
+  cardHolderProblems,
+  ledgerStatusOfCardTransaction,
+  topUpAmountProblems,
+} from './card-rules';
 
 describe('card rules', () => {
   it('top-up bounds are 300..250000 USD minor units, inclusive', () => {

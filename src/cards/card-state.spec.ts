@@ -15,7 +15,9 @@ const MOVES = Object.keys(CARD_MOVES) as CardMove[];
 /** Every (from, move) pair the table applies, as "from -move-> to". */
 function applied(): string[] {
   return MOVES.flatMap((move) =>
-    ALL.filter((from) => cardMoveOutcome(move, from) === 'apply').map((from) => `${from} -${move}-> ${CARD_MOVES[move].to}`),
+    ALL.filter((from) => cardMoveOutcome(move, from) === 'apply').map(
+      (from) => `${from} -${move}-> ${CARD_MOVES[move].to}`,
+    ),
   ).sort();
 }
 

@@ -48,7 +48,13 @@ export function movementOfListing(item: ProviderCardTransaction): ProviderCardMo
     kind,
     // `type` is `credit` for top-ups and withdrawals alike in the provider's samples: the method decides.
     direction:
-      kind === 'card_topup' ? 'credit' : kind === 'card_withdrawal' ? 'debit' : item.type === 'credit' ? 'credit' : 'debit',
+      kind === 'card_topup'
+        ? 'credit'
+        : kind === 'card_withdrawal'
+          ? 'debit'
+          : item.type === 'credit'
+            ? 'credit'
+            : 'debit',
     status,
     amount: item.amountMinor,
     currency: item.currency,

@@ -10,6 +10,7 @@ import { minorToNumber } from '../common/money';
 import { afterCursor, Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import { CustomersService } from '../customers/customers.service';
+import { OutboxService } from '../outbound/outbox.service';
 import { PrismaService } from '../database/prisma.service';
 import type { Card, CardStatus, Prisma, StatusChangeSource } from '../generated/prisma/client';
 import { CARD_CURRENCY, ProviderCard, ProviderClient, stripCardSecrets } from '../provider';
@@ -76,6 +77,8 @@ export function cardDetailsPatch(details: CardDetails): CardPatch {
  * Card row (`created`) and, for a non-zero initial funding, its `card_topup` ledger row exist before
  * the provider's create call and hold its answer after (`pending`); a refusal makes both `failed`
  * (422), a timeout or 5xx `unknown` (504/502), settled by `virtualcard.created.success|failed`.
+ * Reaching `active` publishes the gateway event `card.created`, reaching `failed`
+ * `card.creation_failed` (outbox, same database transaction; data: the masked card).
  * Statuses move only by the table in card-state.ts; freeze, unfreeze and terminate are checked
  * locally first (409 `invalid_state_transition`, provider not called).
  *
@@ -95,6 +98,7 @@ export class CardsService {
     private readonly customers: CustomersService,
     private readonly cards: CardsRepository,
     private readonly cardLedger: CardLedger,
+    private readonly outbox: OutboxService,
   ) {}
 
   /**
@@ -203,8 +207,16 @@ export class CardsService {
     } catch (error) {
       const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
       await this.prisma.$transaction(async (tx) => {
-        await this.cards.move(card.id, refused ? 'refuse' : 'lose', { failureReason: messageOf(error) }, tx);
+        const moved = await this.cards.move(
+          card.id,
+          refused ? 'refuse' : 'lose',
+          { failureReason: messageOf(error) },
+          tx,
+        );
         if (fundingId) await this.ledger.recordProviderFailure(fundingId, error, tx);
+        if (refused && moved.outcome === 'applied') {
+          await this.outbox.publish('card.creation_failed', toCardDto(moved.card), tx);
+        }
       });
       throw error;
     }
@@ -221,7 +233,12 @@ export class CardsService {
     cardId: string,
     result: 'success' | 'failed',
     source: StatusChangeSource,
-    opts: { details?: CardDetails; reason?: string | null; providerId?: string | null; payload?: Prisma.InputJsonValue },
+    opts: {
+      details?: CardDetails;
+      reason?: string | null;
+      providerId?: string | null;
+      payload?: Prisma.InputJsonValue;
+    },
   ): Promise<CardMoveResult['outcome']> {
     return this.prisma.$transaction(async (tx) => {
       const current = await this.cards.requireCard(cardId, tx);
@@ -237,13 +254,19 @@ export class CardsService {
         where: { cardId, kind: 'card_topup', reference: current.reference },
         select: { id: true },
       });
-      if (!funding) return moved.outcome;
-      const settled = await this.cardLedger.settle(funding.id, result, source, {
-        tx,
-        payload: opts.payload,
-        patch: result === 'failed' ? { failureReason: opts.reason ?? 'Card creation failed.' } : undefined,
-      });
-      return moved.outcome === 'unchanged' && settled.outcome === 'applied' ? 'applied' : moved.outcome;
+      const settled = funding
+        ? await this.cardLedger.settle(funding.id, result, source, {
+            tx,
+            payload: opts.payload,
+            patch: result === 'failed' ? { failureReason: opts.reason ?? 'Card creation failed.' } : undefined,
+          })
+        : null;
+      if (moved.outcome === 'applied') {
+        // Announced to subscribed apps in this transaction (masked view, balance after the funding).
+        const card = await this.cards.requireCard(cardId, tx);
+        await this.outbox.publish(result === 'success' ? 'card.created' : 'card.creation_failed', toCardDto(card), tx);
+      }
+      return moved.outcome === 'unchanged' && settled?.outcome === 'applied' ? 'applied' : moved.outcome;
     });
   }
 
