@@ -297,6 +297,9 @@ export class CardsService {
    * expiry and billing address are kept.
    * @throws NotFoundError (404); InvalidStateTransitionError (409 `invalid_state_transition`) for a
    * move the table forbids — the provider is not called; ProviderError (422/502/504): card unchanged.
+   * After a timeout the provider may have made the move while the card here has not: the provider
+   * has no read-card endpoint to settle it by, and no callback for these moves (a repeated request
+   * then answers the provider's 422).
    */
   async act(id: string, action: CardAction): Promise<CardDto> {
     const card = await this.cards.requireCard(id);
