@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     const acknowledged = histogram.totalCount - non200;
 
     // Settle: the inbox may still be applying what it acknowledged.
-    const deadline = Date.now() + 120_000;
+    const deadline = Date.now() + 300_000;
     let pending = Infinity;
     while (Date.now() < deadline) {
       pending = Number(

@@ -1,0 +1,270 @@
+/**
+ * `npm run bench:soak`: mixed API traffic under concurrency while the simulator sends callbacks,
+ * then a reconciliation of the simulator's records against the gateway's ledger.
+ *
+ * BENCH_CLIENTS (default 200) concurrent clients for BENCH_SECONDS (default 60) each loop through:
+ * read a customer, create + confirm a payout, quote + execute a swap, top up a card, read the
+ * transaction history. The simulator completes every confirmed payout by itself after 200 ms
+ * (amounts whose major part ends in 13 fail, by design) and settles card top-ups after 300 ms,
+ * each with a signed callback to the gateway. When the load stops, the run waits for the
+ * callbacks and the gateway's inbox to settle, then compares, movement by movement:
+ *   - lost: a movement the simulator holds with no ledger row, or whose final status differs;
+ *   - doubled: two simulator movements for one ledger row or reference, or a ledger row applied twice;
+ * and prints them with the count of 5xx answers. All three must be 0.
+ */
+import 'dotenv/config';
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import autocannon from 'autocannon';
+import * as hdr from 'hdr-histogram-js';
+import { runBench, startStack } from './stack';
+
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 200);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+
+/** What one client remembers between the steps of its loop (autocannon's per-connection context). */
+interface Flow {
+  payoutId?: string;
+  quoteId?: string;
+}
+
+interface SimRecord {
+  id: string;
+  kind: string;
+  reference: string | null;
+  status: string;
+  amount: string;
+  currency: string;
+}
+
+async function api<T>(origin: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${origin}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'idempotency-key': randomUUID(),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+async function main(): Promise<void> {
+  const stack = await startStack({
+    name: 'soak',
+    simulatorEnv: { SIMULATOR_PAYOUT_COMPLETE_DELAY_MS: '200', SIMULATOR_CARD_TXN_SETTLE_DELAY_MS: '300' },
+    gatewayEnv: { RATE_LIMIT_PER_MINUTE: '100000000' },
+  });
+  try {
+    const { origin, key, sql } = stack;
+    // One customer with a beneficiary and an active card, through the API.
+    const customer = await api<{ id: string }>(origin, key, 'POST', '/v1/customers', {
+      email: 'soak@example.com',
+      firstName: 'Soak',
+      lastName: 'Test',
+      phone: '712345678',
+      countryCode: '+254',
+    });
+    const beneficiary = await api<{ id: string }>(origin, key, 'POST', '/v1/beneficiaries', {
+      customerId: customer.id,
+      country: 'KE',
+      currency: 'KES',
+      destination: {
+        type: 'MOBILEMONEY',
+        network: 'SAFARICOM',
+        accountName: 'Jane Doe',
+        accountNumber: '254712345678',
+      },
+    });
+    await api(origin, key, 'POST', '/v1/card-holders', {
+      customerId: customer.id,
+      idType: 'PASSPORT',
+      idNumber: 'A1234567',
+      address: {
+        line1: '1 Soak Road',
+        houseName: 'Soak House',
+        city: 'Nairobi',
+        state: 'Nairobi',
+        zipCode: '00100',
+        country: 'KE',
+      },
+      userPhoto: 'https://example.com/photo.jpg',
+    });
+    const card = await api<{ id: string }>(origin, key, 'POST', '/v1/cards', {
+      customerId: customer.id,
+      brand: 'visa',
+      amount: 1000,
+    });
+    const deadline = Date.now() + 30_000;
+    while ((await api<{ status: string }>(origin, key, 'GET', `/v1/cards/${card.id}`)).status !== 'active') {
+      if (Date.now() > deadline) throw new Error('the card never became active (no created callback?)');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const withKey = (req: autocannon.Request, extra: Partial<autocannon.Request>) => ({
+      ...req,
+      ...extra,
+      headers: { ...auth, 'idempotency-key': randomUUID() },
+    });
+    const amount = () => 500 + Math.floor(Math.random() * 2000);
+    const idOf = (body: string) => (JSON.parse(body) as { id: string }).id;
+    const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000 });
+    const statuses = new Map<number, number>();
+    process.stdout.write(`soak: ${CLIENTS} clients for ${SECONDS} s…\n`);
+    const instance = autocannon({
+      url: origin,
+      connections: CLIENTS,
+      duration: SECONDS,
+      requests: [
+        { method: 'GET', path: `/v1/customers/${customer.id}`, headers: auth },
+        {
+          method: 'POST',
+          path: '/v1/payouts',
+          setupRequest: (req) =>
+            withKey(req, {
+              body: JSON.stringify({
+                customerId: customer.id,
+                beneficiaryId: beneficiary.id,
+                amount: amount(),
+                description: 'soak',
+              }),
+            }),
+          onResponse: (status: number, body: string, context: Flow) => {
+            context.payoutId = status === 201 ? idOf(body) : undefined;
+          },
+        },
+        {
+          method: 'POST',
+          setupRequest: (req: autocannon.Request, context: Flow) =>
+            withKey(req, {
+              path: context.payoutId ? `/v1/payouts/${context.payoutId}/confirm` : '/v1/payouts/none/confirm',
+            }),
+        },
+        {
+          method: 'POST',
+          path: '/v1/swap-quotes',
+          setupRequest: (req) =>
+            withKey(req, { body: JSON.stringify({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount: amount() }) }),
+          onResponse: (status: number, body: string, context: Flow) => {
+            context.quoteId = status === 201 ? idOf(body) : undefined;
+          },
+        },
+        {
+          method: 'POST',
+          path: '/v1/swaps',
+          setupRequest: (req: autocannon.Request, context: Flow) =>
+            withKey(req, { body: JSON.stringify({ quoteId: context.quoteId ?? randomUUID() }) }),
+        },
+        {
+          method: 'POST',
+          path: `/v1/cards/${card.id}/top-ups`,
+          setupRequest: (req) =>
+            withKey(req, { body: JSON.stringify({ amount: 300 + Math.floor(Math.random() * 700) }) }),
+        },
+        { method: 'GET', path: '/v1/transactions?limit=20', headers: auth },
+      ],
+    }) as unknown as EventEmitter & Promise<autocannon.Result>;
+    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
+      histogram.recordValue(Math.max(1, Math.round(responseTime * 1000)));
+    });
+    const result = await instance;
+
+    // Settle: the simulator's pending completions and callbacks, then the gateway's inbox.
+    process.stdout.write('load done; waiting for callbacks to settle…\n');
+    const settleBy = Date.now() + 120_000;
+    for (;;) {
+      await fetch(`${stack.simOrigin}/__admin/flush`, { method: 'POST' });
+      const open = Number(
+        (
+          await sql.query(
+            `SELECT (SELECT count(*) FROM webhook_events WHERE outcome = 'pending')
+                  + (SELECT count(*) FROM transactions WHERE status IN ('pending', 'processing')) AS n`,
+          )
+        ).rows[0].n,
+      );
+      if (open === 0 || Date.now() > settleBy) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+
+    const simRecords = ((await (await fetch(`${stack.simOrigin}/__admin/records`)).json()) as { records: SimRecord[] })
+      .records;
+    const ledger = (
+      await sql.query<{
+        id: string;
+        kind: string;
+        status: string;
+        reference: string;
+        provider_id: string | null;
+        amount: string;
+      }>(`SELECT id, kind, status, reference, provider_id, amount::text FROM transactions`)
+    ).rows;
+    const byProviderId = new Map(ledger.filter((r) => r.provider_id).map((r) => [r.provider_id as string, r]));
+    const byReference = new Map(ledger.map((r) => [r.reference, r]));
+    const finalOf = (status: string) => status.toLowerCase();
+    let lost = 0;
+    let doubled = 0;
+    let compared = 0;
+    const seen = new Map<string, number>();
+    const examples: string[] = [];
+    for (const record of simRecords) {
+      if (record.kind === 'collection') continue; // none in this mix
+      const row = byProviderId.get(record.id) ?? (record.reference ? byReference.get(record.reference) : undefined);
+      if (!row) {
+        lost += 1;
+        if (examples.length < 5) examples.push(`no ledger row for simulator ${record.kind} ${record.id}`);
+        continue;
+      }
+      compared += 1;
+      seen.set(row.id, (seen.get(row.id) ?? 0) + 1);
+      if (finalOf(record.status) !== row.status) {
+        lost += 1;
+        if (examples.length < 5)
+          examples.push(`${record.kind} ${row.id}: simulator ${record.status}, ledger ${row.status}`);
+      }
+    }
+    doubled += [...seen.values()].filter((n) => n > 1).length;
+    doubled += Number(
+      (
+        await sql.query(
+          `SELECT count(*) AS n FROM (SELECT transaction_id, "to" FROM transaction_status_changes
+            GROUP BY transaction_id, "to" HAVING count(*) > 1) d`,
+        )
+      ).rows[0].n,
+    );
+    const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
+    const ms = (p: number) => (histogram.getValueAtPercentile(p) / 1000).toFixed(1);
+    const kinds = Object.entries(
+      ledger.reduce<Record<string, number>>(
+        (acc, r) => ({ ...acc, [`${r.kind}/${r.status}`]: (acc[`${r.kind}/${r.status}`] ?? 0) + 1 }),
+        {},
+      ),
+    )
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ');
+    const out = [
+      '',
+      `soak: ${CLIENTS} clients, ${SECONDS} s, node ${process.version}`,
+      `requests: ${histogram.totalCount} (${(histogram.totalCount / SECONDS).toFixed(0)} req/s), latency ms p50 ${ms(50)} p99 ${ms(99)}, errors ${result.errors}, timeouts ${result.timeouts}`,
+      `answers by status: ${[...statuses]
+        .sort(([a], [b]) => a - b)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ')}`,
+      `ledger: ${ledger.length} rows (${kinds})`,
+      `simulator movements compared: ${compared} of ${simRecords.length}`,
+      `5xx: ${fivexx}   lost: ${lost}   doubled: ${doubled}   (all must be 0)`,
+      ...examples.map((e) => `  e.g. ${e}`),
+      '',
+    ];
+    process.stdout.write(out.join('\n'));
+    if (fivexx || lost || doubled) throw new Error('soak found 5xx answers, lost or doubled movements');
+  } finally {
+    await stack.stop();
+  }
+}
+
+runBench(main);
