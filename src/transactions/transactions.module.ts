@@ -1,7 +1,19 @@
 import { Global, Module } from '@nestjs/common';
+import { ReconciliationModule } from '../reconciliation/reconciliation.module';
 import { LedgerService } from './ledger.service';
+import { TransactionsController } from './transactions.controller';
+import { TransactionsRepository } from './transactions.repository';
+import { TransactionsService } from './transactions.service';
 
-/** The ledger (Transaction + TransactionStatusChange), used by every money-moving module. */
+/**
+ * The ledger (Transaction + TransactionStatusChange), used by every money-moving module through
+ * LedgerService, and the finance API over it (GET /v1/transactions, /{id}, /summary, /export).
+ */
 @Global()
-@Module({ providers: [LedgerService], exports: [LedgerService] })
+@Module({
+  imports: [ReconciliationModule],
+  controllers: [TransactionsController],
+  providers: [LedgerService, TransactionsRepository, TransactionsService],
+  exports: [LedgerService],
+})
 export class TransactionsModule {}

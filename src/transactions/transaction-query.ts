@@ -1,0 +1,196 @@
+/**
+ * SQL for the finance reads of the ledger, as pure functions (no I/O) so that the text of each
+ * statement depends only on which filters are present, never on their values: values are always
+ * bind parameters. The repository prepares each distinct text once per connection under a name
+ * derived from it (transactions.repository.ts).
+ *
+ * Every list and export walks the keyset (created_at, id): `ORDER BY created_at DESC, id DESC`
+ * (or both ASC), and the next page starts strictly after the last row with a row comparison, which
+ * PostgreSQL answers from the (filter column, created_at DESC, id DESC) indexes of the
+ * `finance_indexes` migration. No OFFSET anywhere.
+ */
+import { createHash } from 'node:crypto';
+import type { TransactionDirection, TransactionKind, TransactionStatus } from '../generated/prisma/enums';
+
+/** The filters of a finance read, already validated and typed. Every present one must match. */
+export interface TransactionFilter {
+  kind?: TransactionKind;
+  status?: TransactionStatus;
+  direction?: TransactionDirection;
+  currency?: string;
+  customerId?: string;
+  cardId?: string;
+  beneficiaryId?: string;
+  reference?: string;
+  /** created_at ≥ from. */
+  from?: Date;
+  /** created_at < to. */
+  to?: Date;
+  /** amount ≥ amountMin (minor units). */
+  amountMin?: bigint;
+  /** amount ≤ amountMax (minor units). */
+  amountMax?: bigint;
+}
+
+export type SortOrder = 'asc' | 'desc';
+
+/** A keyset position: the (created_at, id) of the last row served. */
+export interface KeysetPosition {
+  createdAt: Date;
+  id: string;
+}
+
+/** A statement's text and values, plus a stable name for a server-side prepared statement. */
+export interface SqlStatement {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
+/** Columns served by the list, the detail and the export (no provider payload: it can be large). */
+export const TRANSACTION_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.fee, t.currency,
+  t.counter_amount, t.counter_currency, t.exchange_rate::text AS exchange_rate, t.customer_id, t.beneficiary_id,
+  t.card_id, t.provider_id, t.reference, t.description, t.failure_reason, t.created_at, t.updated_at, t.completed_at`;
+
+/** A row as node-postgres returns TRANSACTION_COLUMNS: bigint columns stay strings (exact). */
+export interface TransactionRow {
+  id: string;
+  kind: TransactionKind;
+  direction: TransactionDirection;
+  status: TransactionStatus;
+  amount: string;
+  fee: string;
+  currency: string;
+  counter_amount: string | null;
+  counter_currency: string | null;
+  exchange_rate: string | null;
+  customer_id: string | null;
+  beneficiary_id: string | null;
+  card_id: string | null;
+  provider_id: string | null;
+  reference: string;
+  description: string | null;
+  failure_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+/** Equality filters and their columns, in a fixed order (the statement text must be stable). */
+const EQUALS: Array<[keyof TransactionFilter, string]> = [
+  ['kind', 'kind'],
+  ['status', 'status'],
+  ['direction', 'direction'],
+  ['currency', 'currency'],
+  ['customerId', 'customer_id'],
+  ['cardId', 'card_id'],
+  ['beneficiaryId', 'beneficiary_id'],
+  ['reference', 'reference'],
+];
+
+/** Parameter casts, so that a prepared statement's parameter types match the indexed columns. */
+const CASTS: Partial<Record<keyof TransactionFilter, string>> = {
+  kind: '::"TransactionKind"',
+  status: '::"TransactionStatus"',
+  direction: '::"TransactionDirection"',
+  customerId: '::uuid',
+  cardId: '::uuid',
+  beneficiaryId: '::uuid',
+};
+
+/** The WHERE conditions of `filter`, appending their values to `values` ($n numbering follows it). */
+export function filterConditions(filter: TransactionFilter, values: unknown[]): string[] {
+  const where: string[] = [];
+  const bind = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  for (const [key, column] of EQUALS) {
+    const value = filter[key];
+    if (value === undefined) continue;
+    where.push(`t.${column} = ${bind(value)}${CASTS[key] ?? ''}`);
+  }
+  if (filter.from) where.push(`t.created_at >= ${bind(filter.from)}::timestamptz`);
+  if (filter.to) where.push(`t.created_at < ${bind(filter.to)}::timestamptz`);
+  if (filter.amountMin !== undefined) where.push(`t.amount >= ${bind(filter.amountMin.toString())}::bigint`);
+  if (filter.amountMax !== undefined) where.push(`t.amount <= ${bind(filter.amountMax.toString())}::bigint`);
+  return where;
+}
+
+/** A name for a prepared statement, unique to its text. */
+export function statementName(prefix: string, text: string): string {
+  return `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+}
+
+function orderBy(order: SortOrder): string {
+  return order === 'asc' ? 'ORDER BY t.created_at ASC, t.id ASC' : 'ORDER BY t.created_at DESC, t.id DESC';
+}
+
+/**
+ * One page: `limit + 1` rows after `after` (so the caller can tell whether a next page exists),
+ * in `order` on (created_at, id).
+ */
+export function listStatement(
+  filter: TransactionFilter,
+  order: SortOrder,
+  after: KeysetPosition | undefined,
+  limit: number,
+): SqlStatement {
+  const values: unknown[] = [];
+  const where = filterConditions(filter, values);
+  if (after) {
+    values.push(after.createdAt, after.id);
+    const op = order === 'asc' ? '>' : '<';
+    where.push(`(t.created_at, t.id) ${op} ($${values.length - 1}::timestamptz, $${values.length}::uuid)`);
+  }
+  values.push(limit + 1);
+  const text = [
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions t`,
+    where.length ? `WHERE ${where.join(' AND ')}` : '',
+    orderBy(order),
+    `LIMIT $${values.length}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return { name: statementName('tx_list', text), text, values };
+}
+
+/** Every matching row in `order`, for the CSV export (read through a cursor, never all at once). */
+export function exportStatement(filter: TransactionFilter, order: SortOrder): Omit<SqlStatement, 'name'> {
+  const values: unknown[] = [];
+  const where = filterConditions(filter, values);
+  const text = [
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions t`,
+    where.length ? `WHERE ${where.join(' AND ')}` : '',
+    orderBy(order),
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return { text, values };
+}
+
+/** Count and sums of amount and fee per (currency, kind, status); sums are numeric rendered as text. */
+export function summaryStatement(filter: TransactionFilter): SqlStatement {
+  const values: unknown[] = [];
+  const where = filterConditions(filter, values);
+  const text = [
+    `SELECT t.currency, t.kind, t.status, count(*)::int AS count, sum(t.amount)::text AS amount, sum(t.fee)::text AS fee`,
+    'FROM transactions t',
+    where.length ? `WHERE ${where.join(' AND ')}` : '',
+    'GROUP BY t.currency, t.kind, t.status ORDER BY t.currency, t.kind::text, t.status::text',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  return { name: statementName('tx_sum', text), text, values };
+}
+
+/** One transaction with its status history (oldest first) as a JSON array, in one round trip. */
+export const GET_WITH_HISTORY: SqlStatement = {
+  name: 'tx_get_with_history',
+  text: `SELECT ${TRANSACTION_COLUMNS},
+    COALESCE((SELECT json_agg(json_build_object('from', c."from", 'to', c."to", 'source', c.source, 'at', c.at)
+                              ORDER BY c.at, c.id)
+              FROM transaction_status_changes c WHERE c.transaction_id = t.id), '[]'::json) AS status_history
+    FROM transactions t WHERE t.id = $1::uuid`,
+  values: [],
+};

@@ -1,0 +1,333 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  registerDecorator,
+  ValidationArguments,
+  ValidationOptions,
+} from 'class-validator';
+import {
+  StatusChangeSource,
+  TransactionDirection,
+  TransactionKind,
+  TransactionStatus,
+} from '../generated/prisma/enums';
+
+/** Largest page of GET /v1/transactions (the finance issue: `limit` ≤ 200). */
+export const MAX_TRANSACTION_PAGE = 200;
+export const DEFAULT_TRANSACTION_PAGE = 50;
+
+const KINDS = Object.values(TransactionKind);
+const STATUSES = Object.values(TransactionStatus);
+const DIRECTIONS = Object.values(TransactionDirection);
+const SOURCES = Object.values(StatusChangeSource);
+
+const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+const upper = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
+const lower = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
+
+/** A minor-unit amount in a query string: digits only (kept as a string, parsed to bigint by the service). */
+const MINOR_UNITS = /^\d{1,18}$/;
+/** ISO 8601 date (`2026-11-01`) or date-time with a zone (`2026-11-01T00:00:00Z`, `…+01:00`). */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+/**
+ * Cross-field check: this property (the upper bound) must not be below `lowerField` when both are
+ * given. Compares ISO instants as times and minor-unit digit strings as integers.
+ */
+function NotBelow(lowerField: string, kind: 'instant' | 'integer', options?: ValidationOptions) {
+  return (target: object, propertyName: string) =>
+    registerDecorator({
+      name: 'notBelow',
+      target: target.constructor,
+      propertyName,
+      constraints: [lowerField],
+      options: {
+        message: (args: ValidationArguments) => `${args.property} must not be before ${lowerField}`,
+        ...options,
+      },
+      validator: {
+        validate(value: unknown, args: ValidationArguments) {
+          const low = (args.object as Record<string, unknown>)[lowerField];
+          if (typeof value !== 'string' || typeof low !== 'string') return true; // the field's own rules report it
+          if (kind === 'integer') {
+            if (!MINOR_UNITS.test(value) || !MINOR_UNITS.test(low)) return true;
+            return BigInt(value) >= BigInt(low);
+          }
+          const [a, b] = [Date.parse(low), Date.parse(value)];
+          return Number.isNaN(a) || Number.isNaN(b) || b >= a;
+        },
+      },
+    });
+}
+
+/**
+ * Filters shared by the list, the summary and the CSV export of the ledger. Every given filter
+ * must match (AND). Amounts are minor units of the row's own currency.
+ */
+export class TransactionFilterDto {
+  @ApiPropertyOptional({ enum: KINDS, enumName: 'TransactionKind', description: 'Kind of money movement.' })
+  @IsOptional()
+  @Transform(lower)
+  @IsIn(KINDS, { message: `kind must be one of: ${KINDS.join(', ')}` })
+  kind?: TransactionKind;
+
+  @ApiPropertyOptional({ enum: STATUSES, enumName: 'TransactionStatus', description: 'Ledger status.' })
+  @IsOptional()
+  @Transform(lower)
+  @IsIn(STATUSES, { message: `status must be one of: ${STATUSES.join(', ')}` })
+  status?: TransactionStatus;
+
+  @ApiPropertyOptional({
+    enum: DIRECTIONS,
+    enumName: 'TransactionDirection',
+    description: 'credit (money in) or debit (money out).',
+  })
+  @IsOptional()
+  @Transform(lower)
+  @IsIn(DIRECTIONS, { message: `direction must be one of: ${DIRECTIONS.join(', ')}` })
+  direction?: TransactionDirection;
+
+  @ApiPropertyOptional({
+    example: 'USD',
+    description: 'Currency code of `amount` (case-insensitive; stored upper-case).',
+  })
+  @IsOptional()
+  @Transform(upper)
+  @IsString()
+  @Matches(/^[A-Z]{3,5}$/, { message: 'currency must be a currency code such as USD' })
+  currency?: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Gateway id of the customer.' })
+  @IsOptional()
+  @IsUUID('all', { message: 'customerId must be a UUID' })
+  customerId?: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Gateway id of the card (card top-ups, withdrawals, spends).' })
+  @IsOptional()
+  @IsUUID('all', { message: 'cardId must be a UUID' })
+  cardId?: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Gateway id of the beneficiary (payouts).' })
+  @IsOptional()
+  @IsUUID('all', { message: 'beneficiaryId must be a UUID' })
+  beneficiaryId?: string;
+
+  @ApiPropertyOptional({ description: "The gateway's reference of the transaction (exact match)." })
+  @IsOptional()
+  @Transform(trim)
+  @IsString()
+  @MaxLength(100)
+  reference?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2026-11-01T00:00:00Z',
+    description: 'Created at or after this instant (inclusive). ISO 8601; a date alone means 00:00 UTC.',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(ISO_INSTANT, { message: 'from must be an ISO 8601 date or date-time with a zone' })
+  @IsISO8601({ strict: true }, { message: 'from must be a valid ISO 8601 date' })
+  from?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    example: '2026-12-01T00:00:00Z',
+    description: 'Created before this instant (exclusive). ISO 8601; must not be before `from`.',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(ISO_INSTANT, { message: 'to must be an ISO 8601 date or date-time with a zone' })
+  @IsISO8601({ strict: true }, { message: 'to must be a valid ISO 8601 date' })
+  @NotBelow('from', 'instant')
+  to?: string;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    example: 10000,
+    description: 'Smallest `amount`, in minor units (inclusive).',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(MINOR_UNITS, { message: 'amountMin must be a non-negative integer of minor units' })
+  amountMin?: string;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    example: 500000,
+    description: 'Largest `amount`, in minor units (inclusive); must not be below `amountMin`.',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(MINOR_UNITS, { message: 'amountMax must be a non-negative integer of minor units' })
+  @NotBelow('amountMin', 'integer')
+  amountMax?: string;
+}
+
+/** Sort order on (createdAt, id). */
+export type TransactionOrder = 'asc' | 'desc';
+
+/** Query of GET /v1/transactions/export: the filters and the order. */
+export class ExportTransactionsQueryDto extends TransactionFilterDto {
+  @ApiPropertyOptional({
+    enum: ['desc', 'asc'],
+    default: 'desc',
+    description: 'desc = newest first (default), asc = oldest first; ties broken by id.',
+  })
+  @IsOptional()
+  @Transform(lower)
+  @IsIn(['asc', 'desc'], { message: 'order must be asc or desc' })
+  order?: TransactionOrder;
+}
+
+/** Query of GET /v1/transactions: the filters, the order and a keyset page. */
+export class ListTransactionsQueryDto extends ExportTransactionsQueryDto {
+  @ApiPropertyOptional({
+    description: "Opaque cursor from a previous page's `nextCursor` (same filters and order).",
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_TRANSACTION_PAGE, default: DEFAULT_TRANSACTION_PAGE })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1)
+  @Max(MAX_TRANSACTION_PAGE)
+  limit?: number;
+}
+
+/** Query of GET /v1/transactions/summary: the period (`from`, `to`) and the other filters. */
+export class TransactionSummaryQueryDto extends TransactionFilterDto {}
+
+/** Query of GET /v1/transactions/{id}. */
+export class GetTransactionQueryDto {
+  @ApiPropertyOptional({
+    type: Boolean,
+    description:
+      'Look the transaction up at the provider first (GET /transactions/{id}) and apply any forward status move ' +
+      '(source `reconciliation`).',
+  })
+  @IsOptional()
+  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean({ message: 'refresh must be true or false' })
+  refresh?: boolean;
+}
+
+/** One ledger row as the gateway answers it. Amounts are integers in minor units. */
+export class TransactionDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ enum: KINDS, enumName: 'TransactionKind', example: 'payout' }) kind: TransactionKind;
+  @ApiProperty({ enum: DIRECTIONS, enumName: 'TransactionDirection', example: 'debit' })
+  direction: TransactionDirection;
+  @ApiProperty({ enum: STATUSES, enumName: 'TransactionStatus', example: 'success' }) status: TransactionStatus;
+  @ApiProperty({ example: 150000, description: 'Minor units of `currency` (150000 USD = 1,500.00).' }) amount: number;
+  @ApiProperty({ example: 1500, description: 'Fee in minor units of `currency`.' }) fee: number;
+  @ApiProperty({ example: 'USD' }) currency: string;
+  @ApiPropertyOptional({
+    example: '1500.00',
+    description:
+      "`amount` in major units, as a decimal string with the currency's digits (absent for a currency the gateway has no exponent for).",
+  })
+  amountDecimal?: string;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 19350000,
+    description: 'Minor units of `counterCurrency`: the payout destination amount or the swap target amount.',
+  })
+  counterAmount: number | null;
+  @ApiProperty({ type: String, nullable: true, example: 'KES' }) counterCurrency: string | null;
+  @ApiProperty({ type: String, nullable: true, example: '129', description: 'Exchange rate (decimal string).' })
+  exchangeRate: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'uuid' }) customerId: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'uuid' }) beneficiaryId: string | null;
+  @ApiProperty({ type: String, nullable: true, format: 'uuid' }) cardId: string | null;
+  @ApiProperty({ type: String, nullable: true, description: "The provider's id of the transaction." })
+  providerId: string | null;
+  @ApiProperty({ description: "The gateway's reference, sent to the provider." }) reference: string;
+  @ApiProperty({ type: String, nullable: true }) description: string | null;
+  @ApiProperty({ type: String, nullable: true }) failureReason: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', description: 'When a final status was reached.' })
+  completedAt: string | null;
+}
+
+/** One status move of a transaction. */
+export class StatusChangeDto {
+  @ApiProperty({
+    enum: STATUSES,
+    enumName: 'TransactionStatus',
+    nullable: true,
+    description: 'null for the first entry.',
+  })
+  from: TransactionStatus | null;
+  @ApiProperty({ enum: STATUSES, enumName: 'TransactionStatus' }) to: TransactionStatus;
+  @ApiProperty({
+    enum: SOURCES,
+    enumName: 'StatusChangeSource',
+    description: 'What moved it: api, webhook or reconciliation.',
+  })
+  source: StatusChangeSource;
+  @ApiProperty({ format: 'date-time' }) at: string;
+}
+
+/** A transaction with its status history, oldest move first. */
+export class TransactionDetailDto extends TransactionDto {
+  @ApiProperty({ type: [StatusChangeDto] }) statusHistory: StatusChangeDto[];
+}
+
+/** A page of transactions. */
+export class TransactionPageDto {
+  @ApiProperty({ type: [TransactionDto] }) data: TransactionDto[];
+  @ApiProperty({ type: String, nullable: true, description: 'Cursor of the next page, null on the last page.' })
+  nextCursor: string | null;
+}
+
+/** Totals of one (currency, kind, status) group. */
+export class TransactionTotalDto {
+  @ApiProperty({ example: 'USD' }) currency: string;
+  @ApiProperty({ enum: KINDS, enumName: 'TransactionKind' }) kind: TransactionKind;
+  @ApiProperty({ enum: STATUSES, enumName: 'TransactionStatus' }) status: TransactionStatus;
+  @ApiProperty({ example: 42, description: 'Number of transactions.' }) count: number;
+  @ApiProperty({ example: '6300000', description: 'Sum of `amount`, minor units, as an integer string (exact).' })
+  amount: string;
+  @ApiProperty({ example: '63000.00', description: 'Sum of `amount` in major units (decimal string).' })
+  amountDecimal: string;
+  @ApiProperty({ example: '63000', description: 'Sum of `fee`, minor units, as an integer string.' }) fee: string;
+  @ApiProperty({ example: '630.00', description: 'Sum of `fee` in major units (decimal string).' }) feeDecimal: string;
+}
+
+/** Totals per currency × kind × status over a period. */
+export class TransactionSummaryDto {
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    description: 'Start of the period (inclusive); null = no lower bound.',
+  })
+  from: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'date-time',
+    description: 'End of the period (exclusive); null = no upper bound.',
+  })
+  to: string | null;
+  @ApiProperty({ type: [TransactionTotalDto], description: 'Ordered by currency, kind, status.' })
+  totals: TransactionTotalDto[];
+}

@@ -1,0 +1,98 @@
+/**
+ * The finance CSV export: columns, one row per ledger transaction, written by csv-stringify
+ * (RFC 4180: comma, CRLF, fields with a comma, quote or line break quoted, quotes doubled).
+ */
+import { Transform } from 'node:stream';
+import { stringify, Stringifier } from 'csv-stringify';
+import { CURRENCY_EXPONENTS, formatMajor } from '../common/money';
+import type { TransactionRow } from './transaction-query';
+
+/** Header row, in order. Amount columns hold major units as decimal strings; `*_minor` the exact integer. */
+export const CSV_COLUMNS = [
+  'id',
+  'created_at',
+  'completed_at',
+  'kind',
+  'direction',
+  'status',
+  'currency',
+  'amount',
+  'amount_minor',
+  'fee',
+  'fee_minor',
+  'counter_currency',
+  'counter_amount',
+  'reference',
+  'provider_id',
+  'customer_id',
+  'beneficiary_id',
+  'card_id',
+  'description',
+  'failure_reason',
+] as const;
+
+/**
+ * Minor units → major-unit decimal string in `currency` ("150000", USD → "1500.00"), or '' for a
+ * currency without a known exponent (the `*_minor` column still has the exact value).
+ */
+export function majorOrEmpty(minor: string | null, currency: string | null): string {
+  if (minor === null || currency === null) return '';
+  if (!Object.prototype.hasOwnProperty.call(CURRENCY_EXPONENTS, currency)) return '';
+  return formatMajor(BigInt(minor), currency);
+}
+
+/**
+ * Free text that a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR first) gets a
+ * leading apostrophe (OWASP "CSV injection"). Applied to the client-supplied text columns only
+ * (reference, description, failure reason), never to amounts, ids or dates.
+ */
+export function neutraliseFormula(text: string | null): string {
+  if (text === null) return '';
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+/** One CSV record for a ledger row, in CSV_COLUMNS order. */
+export function csvRecord(row: TransactionRow): string[] {
+  return [
+    row.id,
+    row.created_at.toISOString(),
+    row.completed_at ? row.completed_at.toISOString() : '',
+    row.kind,
+    row.direction,
+    row.status,
+    row.currency,
+    majorOrEmpty(row.amount, row.currency),
+    row.amount,
+    majorOrEmpty(row.fee, row.currency),
+    row.fee,
+    row.counter_currency ?? '',
+    majorOrEmpty(row.counter_amount, row.counter_currency),
+    neutraliseFormula(row.reference),
+    row.provider_id ?? '',
+    row.customer_id ?? '',
+    row.beneficiary_id ?? '',
+    row.card_id ?? '',
+    neutraliseFormula(row.description),
+    neutraliseFormula(row.failure_reason),
+  ];
+}
+
+/** Object stream of ledger rows → object stream of CSV records (backpressure passes through). */
+export function toCsvRecords(): Transform {
+  return new Transform({
+    objectMode: true,
+    highWaterMark: 256,
+    transform(row: TransactionRow, _encoding, done) {
+      try {
+        done(null, csvRecord(row));
+      } catch (error) {
+        done(error as Error);
+      }
+    },
+  });
+}
+
+/** The CSV writer: header row first (also for an export with no rows), CRLF line ends. */
+export function csvWriter(): Stringifier {
+  return stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' });
+}

@@ -1,0 +1,99 @@
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
+import { RequireScopes } from '../auth/auth.decorators';
+import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
+import { ParseIdPipe } from '../common/validation';
+import {
+  ExportTransactionsQueryDto,
+  GetTransactionQueryDto,
+  ListTransactionsQueryDto,
+  TransactionDetailDto,
+  TransactionPageDto,
+  TransactionSummaryDto,
+  TransactionSummaryQueryDto,
+} from './transaction.dto';
+import { CSV_COLUMNS } from './transactions-csv';
+import { TransactionsService } from './transactions.service';
+
+/**
+ * The finance API over the local ledger. Everything here needs `transactions:read` only: a
+ * finance key reads history and moves no money.
+ */
+@ApiTags('transactions')
+@Controller('v1/transactions')
+export class TransactionsController {
+  constructor(private readonly transactions: TransactionsService) {}
+
+  @Get()
+  @RequireScopes('transactions:read')
+  @ApiOperation({
+    summary: 'List ledger transactions (filters, keyset pagination)',
+    description:
+      'Every money movement (collections, payouts, swaps, card top-ups, withdrawals and spends), newest first ' +
+      '(`order=asc` for oldest first). Filters combine with AND. Pages are keyset pages on (createdAt, id): pass ' +
+      '`nextCursor` back as `cursor` with the same filters; rows written meanwhile never shift a page. Amounts are ' +
+      'minor units.',
+  })
+  @ApiOkResponse({ type: TransactionPageDto })
+  @ApiValidationErrors()
+  list(@Query() query: ListTransactionsQueryDto): Promise<TransactionPageDto> {
+    return this.transactions.list(query);
+  }
+
+  @Get('summary')
+  @RequireScopes('transactions:read')
+  @ApiOperation({
+    summary: 'Totals per currency × kind × status for a period',
+    description:
+      'Count and sums of amount and fee over the transactions created in [from, to) that match the filters. ' +
+      'Sums are exact minor-unit integers as strings, and major units as decimal strings.',
+  })
+  @ApiOkResponse({ type: TransactionSummaryDto })
+  @ApiValidationErrors()
+  summary(@Query() query: TransactionSummaryQueryDto): Promise<TransactionSummaryDto> {
+    return this.transactions.summary(query);
+  }
+
+  @Get('export')
+  @RequireScopes('transactions:read')
+  @ApiOperation({
+    summary: 'Export ledger transactions as CSV (same filters as the list)',
+    description:
+      'A `text/csv` attachment streamed from a database cursor (constant memory, any size). RFC 4180: header row, ' +
+      'comma separated, CRLF line ends, fields quoted when needed. Columns: ' +
+      `${CSV_COLUMNS.join(', ')}. \`amount\`, \`fee\` and \`counter_amount\` are major units as decimal strings ` +
+      '(`amount_minor`, `fee_minor`: the exact minor-unit integers). Free-text fields starting with = + - @ get a ' +
+      'leading apostrophe (spreadsheet formula injection).',
+  })
+  @ApiProduces('text/csv')
+  @ApiOkResponse({
+    description: 'The CSV file (`content-disposition: attachment; filename="transactions-<iso>.csv"`).',
+    content: { 'text/csv': { schema: { type: 'string' } } },
+  })
+  @ApiValidationErrors()
+  async export(@Query() query: ExportTransactionsQueryDto, @Res() reply: FastifyReply): Promise<void> {
+    const { filename, body } = await this.transactions.export(query);
+    await reply
+      .header('content-type', 'text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="${filename}"`)
+      .header('cache-control', 'no-store')
+      .send(body);
+  }
+
+  @Get(':id')
+  @RequireScopes('transactions:read')
+  @ApiOperation({
+    summary: 'Get a transaction with its status history',
+    description:
+      'The local record. With `refresh=true` the provider is asked first (GET /transactions/{id}) and a forward ' +
+      'status move is applied with source `reconciliation`.',
+  })
+  @ApiOkResponse({ type: TransactionDetailDto })
+  @ApiValidationErrors()
+  @ApiNotFound('transaction')
+  @ApiProviderErrors()
+  get(@Param('id', ParseIdPipe()) id: string, @Query() query: GetTransactionQueryDto): Promise<TransactionDetailDto> {
+    return this.transactions.get(id, query.refresh === true);
+  }
+}

@@ -1,0 +1,133 @@
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { Pool, PoolClient, types as pgTypes } from 'pg';
+import QueryStream from 'pg-query-stream';
+import type { Readable } from 'node:stream';
+import type { Env } from '../config/env';
+import {
+  exportStatement,
+  GET_WITH_HISTORY,
+  KeysetPosition,
+  listStatement,
+  SortOrder,
+  summaryStatement,
+  TransactionFilter,
+  TransactionRow,
+} from './transaction-query';
+import type { StatusChangeSource, TransactionStatus } from '../generated/prisma/enums';
+
+/** A row of GET_WITH_HISTORY: the transaction and its moves (timestamps as PostgreSQL renders them in JSON). */
+export interface TransactionWithHistoryRow extends TransactionRow {
+  status_history: Array<{
+    from: TransactionStatus | null;
+    to: TransactionStatus;
+    source: StatusChangeSource;
+    at: string;
+  }>;
+}
+
+/** A row of the summary: sums are exact integer strings (PostgreSQL numeric). */
+export interface SummaryRow {
+  currency: string;
+  kind: TransactionRow['kind'];
+  status: TransactionRow['status'];
+  count: number;
+  amount: string;
+  fee: string;
+}
+
+/** int8 stays a string (exact, turned into bigint by the service); every other type as node-postgres parses it. */
+const INT8_OID = 20;
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? (value: string) => value : pgTypes.getTypeParser(oid, format)) as typeof pgTypes.getTypeParser,
+};
+
+/** Pool options from DATABASE_URL; `?schema=NAME` becomes the search_path (as createPgAdapter does for Prisma). */
+export function financePoolConfig(connectionString: string, max: number) {
+  const url = new URL(connectionString);
+  const schema = url.searchParams.get('schema');
+  url.searchParams.delete('schema');
+  return {
+    connectionString: url.toString(),
+    max,
+    types: TYPES,
+    application_name: 'wallet-gateway-finance',
+    ...(schema ? { options: `-c search_path="${schema.replace(/"/g, '""')}"` } : {}),
+  };
+}
+
+/**
+ * Read-only database access for the finance API: lists, detail, summary and export of the ledger.
+ *
+ * Why raw node-postgres and not Prisma here: these are the hot read paths (a finance page
+ * polls lists; the export reads a million rows). Prisma 7's per-query cost (query compilation,
+ * the adapter's row conversion) is a large share of a 1–2 ms read; a small pool of its own with
+ * server-side prepared statements (`name`, prepared once per connection) keeps each read to one
+ * round trip, and the export needs a real database cursor (pg-query-stream) with backpressure,
+ * which Prisma does not offer. Writes never happen here: LedgerService (Prisma) is the only code
+ * that moves a transaction. See `npm run bench:finance` for the numbers.
+ */
+@Injectable()
+export class TransactionsRepository implements OnModuleDestroy {
+  private readonly logger = new Logger('TransactionsRepository');
+  private readonly pool: Pool;
+
+  constructor(config: ConfigService<Env, true>) {
+    this.pool = new Pool(financePoolConfig(config.get('DATABASE_URL', { infer: true }), 10));
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    this.pool.on('error', (error) => this.logger.warn({ error: error.message }, 'idle finance connection failed'));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pool.end();
+  }
+
+  /** Connections of the finance pool: total, idle, and requests waiting for one (for health checks and tests). */
+  poolStats(): { total: number; idle: number; waiting: number } {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
+
+  /** `limit + 1` rows after `after` in `order` (the caller trims and builds the cursor). */
+  async list(
+    filter: TransactionFilter,
+    order: SortOrder,
+    after: KeysetPosition | undefined,
+    limit: number,
+  ): Promise<TransactionRow[]> {
+    return (await this.pool.query<TransactionRow>(listStatement(filter, order, after, limit))).rows;
+  }
+
+  /** The transaction with its history, or undefined. */
+  async getWithHistory(id: string): Promise<TransactionWithHistoryRow | undefined> {
+    const { rows } = await this.pool.query<TransactionWithHistoryRow>({ ...GET_WITH_HISTORY, values: [id] });
+    return rows[0];
+  }
+
+  /** Totals per (currency, kind, status), ordered by them. */
+  async summary(filter: TransactionFilter): Promise<SummaryRow[]> {
+    return (await this.pool.query<SummaryRow>(summaryStatement(filter))).rows;
+  }
+
+  /**
+   * Every matching row as an object stream read through a server-side cursor (`batchSize` rows
+   * per fetch; the next fetch happens only when the consumer has read the previous rows), on a
+   * connection of its own that goes back to the pool when the stream ends, fails or is destroyed
+   * (a client that hangs up). Memory stays constant whatever the row count.
+   */
+  async streamRows(filter: TransactionFilter, order: SortOrder, batchSize = 1000): Promise<Readable> {
+    const { text, values } = exportStatement(filter, order);
+    const client: PoolClient = await this.pool.connect();
+    const stream = client.query(new QueryStream(text, values, { batchSize, highWaterMark: batchSize, types: TYPES }));
+    let released = false;
+    const release = (error?: Error) => {
+      if (released) return;
+      released = true;
+      // A cursor left open mid-way (error or early close) leaves the connection busy: drop it.
+      client.release(error ?? (stream.readableEnded ? undefined : new Error('export stream closed early')));
+    };
+    stream.once('error', release);
+    stream.once('close', () => release());
+    return stream;
+  }
+}

@@ -1,0 +1,185 @@
+import { Injectable } from '@nestjs/common';
+import { pipeline, Readable } from 'node:stream';
+import { NotFoundError, ValidationError } from '../common/errors';
+import { CURRENCY_EXPONENTS, formatMajor, minorToNumber, parseRate } from '../common/money';
+import { decodeCursor, encodeCursor } from '../common/pagination';
+import { ReconciliationService } from '../reconciliation/reconciliation.service';
+import {
+  DEFAULT_TRANSACTION_PAGE,
+  ExportTransactionsQueryDto,
+  ListTransactionsQueryDto,
+  TransactionDetailDto,
+  TransactionDto,
+  TransactionFilterDto,
+  TransactionPageDto,
+  TransactionSummaryDto,
+  TransactionSummaryQueryDto,
+} from './transaction.dto';
+import type { KeysetPosition, SortOrder, TransactionFilter, TransactionRow } from './transaction-query';
+import { csvWriter, toCsvRecords } from './transactions-csv';
+import { TransactionsRepository } from './transactions.repository';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Major-unit decimal string, or undefined for a currency without a known exponent. */
+function majorOf(minor: bigint, currency: string): string | undefined {
+  return Object.prototype.hasOwnProperty.call(CURRENCY_EXPONENTS, currency) ? formatMajor(minor, currency) : undefined;
+}
+
+/** A ledger row as the API answers it: minor units as JSON numbers, timestamps ISO 8601 UTC. */
+export function toTransactionDto(row: TransactionRow): TransactionDto {
+  const amount = BigInt(row.amount);
+  const amountDecimal = majorOf(amount, row.currency);
+  return {
+    id: row.id,
+    kind: row.kind,
+    direction: row.direction,
+    status: row.status,
+    amount: minorToNumber(amount),
+    fee: minorToNumber(BigInt(row.fee)),
+    currency: row.currency,
+    ...(amountDecimal === undefined ? {} : { amountDecimal }),
+    counterAmount: row.counter_amount === null ? null : minorToNumber(BigInt(row.counter_amount)),
+    counterCurrency: row.counter_currency,
+    exchangeRate: row.exchange_rate === null ? null : parseRate(row.exchange_rate),
+    customerId: row.customer_id,
+    beneficiaryId: row.beneficiary_id,
+    cardId: row.card_id,
+    providerId: row.provider_id,
+    reference: row.reference,
+    description: row.description,
+    failureReason: row.failure_reason,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    completedAt: row.completed_at ? row.completed_at.toISOString() : null,
+  };
+}
+
+/** The validated query → the repository's typed filter (ISO strings → Date, minor-unit digits → bigint). */
+export function toFilter(query: TransactionFilterDto): TransactionFilter {
+  const instant = (value: string | undefined, field: string): Date | undefined => {
+    if (value === undefined) return undefined;
+    const date = new Date(value);
+    if (Number.isNaN(date.getTime()))
+      throw new ValidationError([{ field, message: `${field} must be a valid ISO 8601 date` }]);
+    return date;
+  };
+  return {
+    kind: query.kind,
+    status: query.status,
+    direction: query.direction,
+    currency: query.currency,
+    customerId: query.customerId,
+    cardId: query.cardId,
+    beneficiaryId: query.beneficiaryId,
+    reference: query.reference,
+    from: instant(query.from, 'from'),
+    to: instant(query.to, 'to'),
+    amountMin: query.amountMin === undefined ? undefined : BigInt(query.amountMin),
+    amountMax: query.amountMax === undefined ? undefined : BigInt(query.amountMax),
+  };
+}
+
+/**
+ * Keyset position from a `nextCursor`.
+ * @throws ValidationError (400, field `cursor`) for a token this API did not produce.
+ */
+function positionOf(cursor: string | undefined): KeysetPosition | undefined {
+  if (cursor === undefined) return undefined;
+  const position = decodeCursor(cursor);
+  if (!UUID.test(position.id))
+    throw new ValidationError([{ field: 'cursor', message: 'cursor is not a valid page cursor' }]);
+  return position;
+}
+
+/**
+ * The finance view of the ledger (scope `transactions:read`): filtered keyset lists, one
+ * transaction with its status history (optionally reconciled with the provider first), totals
+ * per currency × kind × status, and a streamed CSV export. It reads only; the one write it can
+ * cause is `refresh`, which goes through ReconciliationService → LedgerService.
+ */
+@Injectable()
+export class TransactionsService {
+  constructor(
+    private readonly repository: TransactionsRepository,
+    private readonly reconciliation: ReconciliationService,
+  ) {}
+
+  /**
+   * One page of the ledger, newest first unless `order=asc`, `limit` (1..200, default 50) rows.
+   * @throws ValidationError (400) for a bad cursor.
+   */
+  async list(query: ListTransactionsQueryDto): Promise<TransactionPageDto> {
+    const limit = query.limit ?? DEFAULT_TRANSACTION_PAGE;
+    const order: SortOrder = query.order ?? 'desc';
+    const rows = await this.repository.list(toFilter(query), order, positionOf(query.cursor), limit);
+    const hasMore = rows.length > limit;
+    const page = hasMore ? rows.slice(0, limit) : rows;
+    const last = page[page.length - 1];
+    return {
+      data: page.map(toTransactionDto),
+      nextCursor: hasMore && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
+    };
+  }
+
+  /**
+   * The local record with its status history. With `refresh`, the provider is asked first
+   * (GET /transactions/{id}, provider-api.md "Transactions") and a forward move is applied with
+   * source `reconciliation`.
+   * @throws NotFoundError (404); ProviderError (502/504) when `refresh` cannot reach the provider.
+   */
+  async get(id: string, refresh = false): Promise<TransactionDetailDto> {
+    let row = await this.repository.getWithHistory(id);
+    if (!row) throw new NotFoundError('Transaction', id);
+    if (refresh) {
+      const outcome = await this.reconciliation.reconcileTransaction({
+        id: row.id,
+        providerId: row.provider_id,
+        status: row.status,
+      });
+      if (outcome === 'applied') row = (await this.repository.getWithHistory(id)) ?? row;
+    }
+    return {
+      ...toTransactionDto(row),
+      statusHistory: row.status_history.map((change) => ({
+        from: change.from,
+        to: change.to,
+        source: change.source,
+        at: new Date(change.at).toISOString(),
+      })),
+    };
+  }
+
+  /** Count, amount and fee sums per currency × kind × status (minor units as exact strings, plus major units). */
+  async summary(query: TransactionSummaryQueryDto): Promise<TransactionSummaryDto> {
+    const filter = toFilter(query);
+    const rows = await this.repository.summary(filter);
+    return {
+      from: filter.from?.toISOString() ?? null,
+      to: filter.to?.toISOString() ?? null,
+      totals: rows.map((row) => ({
+        currency: row.currency,
+        kind: row.kind,
+        status: row.status,
+        count: row.count,
+        amount: row.amount,
+        amountDecimal: majorOf(BigInt(row.amount), row.currency) ?? '',
+        fee: row.fee,
+        feeDecimal: majorOf(BigInt(row.fee), row.currency) ?? '',
+      })),
+    };
+  }
+
+  /**
+   * The CSV export: rows read through a database cursor → CSV records → text, joined with
+   * `stream.pipeline` so that a slow client slows the cursor (backpressure) and an error or a
+   * hang-up anywhere tears every stage down and returns the connection.
+   */
+  async export(query: ExportTransactionsQueryDto): Promise<{ filename: string; body: Readable }> {
+    const rows = await this.repository.streamRows(toFilter(query), query.order ?? 'desc');
+    const body = pipeline(rows, toCsvRecords(), csvWriter(), () => {
+      /* errors surface on `body` (the HTTP layer aborts the response); cleanup is the repository's */
+    });
+    return { filename: `transactions-${new Date().toISOString()}.csv`, body };
+  }
+}
