@@ -264,7 +264,7 @@ function TransactionsTable({ rows, selectedId, onOpen }) {
             <td><${StatusBadge} status=${t.status} /></td>
             <td class="num">${formatMoney(t.amount, t.currency, t.amountDecimal)}</td>
             <td class="num">${formatMoney(t.fee, t.currency, t.feeDecimal, t.amountDecimal)}</td>
-            <td><code>${t.reference}</code></td>
+            <td class="reference" title=${t.reference}><code>${t.reference}</code></td>
             <td title=${t.customerId ?? ''}><code>${shortId(t.customerId)}</code></td>
             <td>${t.description ?? ''}</td>
             <td>
@@ -600,4 +600,6 @@ function App() {
     : html`<${SignIn} onSignedIn=${signIn} notice=${notice} />`;
 }
 
-render(html`<${App} />`, document.getElementById('app'));
+const root = document.getElementById('app');
+root.replaceChildren(); // drop the "Loading…" placeholder
+render(html`<${App} />`, root);
