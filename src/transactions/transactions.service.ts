@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { pipeline, Readable } from 'node:stream';
 import { NotFoundError, ValidationError } from '../common/errors';
-import { CURRENCY_EXPONENTS, formatMajor, minorToNumber, parseRate } from '../common/money';
 import { decodeCursor, encodeCursor } from '../common/pagination';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
 import {
@@ -9,51 +8,17 @@ import {
   ExportTransactionsQueryDto,
   ListTransactionsQueryDto,
   TransactionDetailDto,
-  TransactionDto,
   TransactionFilterDto,
   TransactionPageDto,
   TransactionSummaryDto,
   TransactionSummaryQueryDto,
 } from './transaction.dto';
-import type { KeysetPosition, SortOrder, TransactionFilter, TransactionRow } from './transaction-query';
+import type { KeysetPosition, SortOrder, TransactionFilter } from './transaction-query';
+import { majorOf, toTransactionDetailDto, toTransactionDto } from './transaction.mapper';
 import { csvWriter, toCsvRecords } from './transactions-csv';
 import { TransactionsRepository } from './transactions.repository';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Major-unit decimal string, or undefined for a currency without a known exponent. */
-function majorOf(minor: bigint, currency: string): string | undefined {
-  return Object.prototype.hasOwnProperty.call(CURRENCY_EXPONENTS, currency) ? formatMajor(minor, currency) : undefined;
-}
-
-/** A ledger row as the API answers it: minor units as JSON numbers, timestamps ISO 8601 UTC. */
-export function toTransactionDto(row: TransactionRow): TransactionDto {
-  const amount = BigInt(row.amount);
-  const amountDecimal = majorOf(amount, row.currency);
-  return {
-    id: row.id,
-    kind: row.kind,
-    direction: row.direction,
-    status: row.status,
-    amount: minorToNumber(amount),
-    fee: minorToNumber(BigInt(row.fee)),
-    currency: row.currency,
-    ...(amountDecimal === undefined ? {} : { amountDecimal }),
-    counterAmount: row.counter_amount === null ? null : minorToNumber(BigInt(row.counter_amount)),
-    counterCurrency: row.counter_currency,
-    exchangeRate: row.exchange_rate === null ? null : parseRate(row.exchange_rate),
-    customerId: row.customer_id,
-    beneficiaryId: row.beneficiary_id,
-    cardId: row.card_id,
-    providerId: row.provider_id,
-    reference: row.reference,
-    description: row.description,
-    failureReason: row.failure_reason,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-    completedAt: row.completed_at ? row.completed_at.toISOString() : null,
-  };
-}
 
 /** The validated query → the repository's typed filter (ISO strings → Date, minor-unit digits → bigint). */
 export function toFilter(query: TransactionFilterDto): TransactionFilter {
@@ -139,15 +104,7 @@ export class TransactionsService {
       });
       if (outcome === 'applied') row = (await this.repository.getWithHistory(id)) ?? row;
     }
-    return {
-      ...toTransactionDto(row),
-      statusHistory: row.status_history.map((change) => ({
-        from: change.from,
-        to: change.to,
-        source: change.source,
-        at: new Date(change.at).toISOString(),
-      })),
-    };
+    return toTransactionDetailDto(row);
   }
 
   /** Count, amount and fee sums per currency × kind × status (minor units as exact strings, plus major units). */
