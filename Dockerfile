@@ -33,6 +33,8 @@ WORKDIR /app
 COPY --from=prune --chown=node:node /app/package.json ./package.json
 COPY --from=prune --chown=node:node /app/node_modules ./node_modules
 COPY --from=prune --chown=node:node /app/dist ./dist
+# The finance page (/finance): static files read at start, next to dist/ (src/finance-page).
+COPY --chown=node:node web ./web
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s \
