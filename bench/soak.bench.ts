@@ -28,6 +28,23 @@ interface Flow {
   quoteId?: string;
 }
 
+/** The steps of one client's loop, in order. */
+const STEP_NAMES = ['read customer', 'create payout', 'confirm payout', 'swap quote', 'swap', 'card top-up', 'history'];
+
+/** First non-2xx answer of each step, to show why a step fails. */
+const samples = new Map<string, string>();
+
+/** Wraps each step's onResponse to keep a sample of its first non-2xx answer. */
+function sampled(names: string[], steps: autocannon.Request[]): autocannon.Request[] {
+  return steps.map((step, i) => ({
+    ...step,
+    onResponse: (status: number, body: string, context: Flow) => {
+      if (status >= 300 && !samples.has(names[i])) samples.set(names[i], `${status} ${body.slice(0, 200)}`);
+      (step.onResponse as ((s: number, b: string, c: Flow) => void) | undefined)?.(status, body, context);
+    },
+  })) as autocannon.Request[];
+}
+
 interface SimRecord {
   id: string;
   kind: string;
@@ -104,11 +121,12 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 100));
     }
 
-    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const auth = { authorization: `Bearer ${key}` };
+    const json = { ...auth, 'content-type': 'application/json' };
     const withKey = (req: autocannon.Request, extra: Partial<autocannon.Request>) => ({
       ...req,
       ...extra,
-      headers: { ...auth, 'idempotency-key': randomUUID() },
+      headers: { ...(extra.body ? json : auth), 'idempotency-key': randomUUID() },
     });
     const amount = () => 500 + Math.floor(Math.random() * 2000);
     const idOf = (body: string) => (JSON.parse(body) as { id: string }).id;
@@ -119,7 +137,7 @@ async function main(): Promise<void> {
       url: origin,
       connections: CLIENTS,
       duration: SECONDS,
-      requests: [
+      requests: sampled(STEP_NAMES, [
         { method: 'GET', path: `/v1/customers/${customer.id}`, headers: auth },
         {
           method: 'POST',
@@ -134,7 +152,7 @@ async function main(): Promise<void> {
               }),
             }),
           onResponse: (status: number, body: string, context: Flow) => {
-            context.payoutId = status === 201 ? idOf(body) : undefined;
+            context.payoutId = status < 300 ? idOf(body) : undefined;
           },
         },
         {
@@ -150,7 +168,7 @@ async function main(): Promise<void> {
           setupRequest: (req) =>
             withKey(req, { body: JSON.stringify({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount: amount() }) }),
           onResponse: (status: number, body: string, context: Flow) => {
-            context.quoteId = status === 201 ? idOf(body) : undefined;
+            context.quoteId = status < 300 ? idOf(body) : undefined;
           },
         },
         {
@@ -166,7 +184,7 @@ async function main(): Promise<void> {
             withKey(req, { body: JSON.stringify({ amount: 300 + Math.floor(Math.random() * 700) }) }),
         },
         { method: 'GET', path: '/v1/transactions?limit=20', headers: auth },
-      ],
+      ]),
     }) as unknown as EventEmitter & Promise<autocannon.Result>;
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
       statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
@@ -258,6 +276,7 @@ async function main(): Promise<void> {
       `simulator movements compared: ${compared} of ${simRecords.length}`,
       `5xx: ${fivexx}   lost: ${lost}   doubled: ${doubled}   (all must be 0)`,
       ...examples.map((e) => `  e.g. ${e}`),
+      ...[...samples].map(([step, answer]) => `  first non-2xx of ${step}: ${answer}`),
       '',
     ];
     process.stdout.write(out.join('\n'));
