@@ -281,6 +281,18 @@ describe('finance page (e2e, headless Chromium)', () => {
     expect(first).toBe(payout.id);
   });
 
+  it("shows the API's validation errors for a bad filter", async () => {
+    await page.fill('input[name=amountMin]', '5000');
+    await page.fill('input[name=amountMax]', '100');
+    await page.getByTestId('apply-filters').click();
+    const error = page.getByTestId('list-error');
+    await error.waitFor();
+    expect(await error.textContent()).toContain('Error 400');
+    expect(await error.textContent()).toContain('amountMax must not be before amountMin');
+    await page.fill('input[name=amountMin]', '');
+    await page.fill('input[name=amountMax]', '');
+  });
+
   it('filters by status and pages through the result', async () => {
     await page.selectOption('select[name=status]', 'success');
     await page.selectOption('select[name=limit]', '10');
@@ -331,6 +343,14 @@ describe('finance page (e2e, headless Chromium)', () => {
     expect(changes[changes.length - 1]).toEqual(['pending', 'success', 'webhook']);
     expect(await detail.textContent()).toContain('1,500.00 USD');
     expect(await detail.textContent()).toContain(payout.reference);
+
+    // "Check at provider" asks the provider (GET ?refresh=true); the payout is final, so nothing moves.
+    const lookups = (await h.sim.calls()).length;
+    await detail.getByTestId('refresh-transaction').click();
+    await eventually(async () => ((await h.sim.calls()).length > lookups ? true : undefined), 'a provider lookup');
+    await page.locator('[data-testid=refresh-transaction]:not([disabled])').waitFor();
+    expect(await detail.getByTestId('status-change').count()).toBe(history.length);
+    expect(await detail.getByTestId('detail-error').count()).toBe(0);
   });
 
   it('shows the summary per currency with a chart each', async () => {
