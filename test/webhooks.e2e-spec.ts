@@ -139,6 +139,25 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     expect(row.raw_body).not.toContain('"123"');
   });
 
+  it('masks a card number inside the free text of a card event, but not identifiers', async () => {
+    const res = await signed({
+      event: 'virtualcard.transaction.debit',
+      data: {
+        id: '4111111111111111',
+        cardId: 'card-77',
+        narrative: 'POS 4111 1111 1111 1111 ACME STORE',
+        amount: '5.00',
+        status: 'success',
+      },
+    });
+    expect(res.status).toBe(200);
+    const [row] = await h.db.query<{ raw_body: string; provider_id: string }>(
+      "SELECT raw_body, provider_id FROM webhook_events WHERE payload->'data'->>'cardId' = 'card-77'",
+    );
+    expect(row.provider_id).toBe('4111111111111111');
+    expect(JSON.parse(row.raw_body).data.narrative).toBe('POS [REDACTED] ACME STORE');
+  });
+
   it("receives the simulator's signed payout.transfer.failed callback end to end", async () => {
     const customer = await h.db.query<{ id: string }>("SELECT id FROM customers WHERE email = 'hooks@example.com'");
     const [beneficiary] = await h.db.query<{ id: string }>('SELECT id FROM beneficiaries LIMIT 1');

@@ -6,7 +6,7 @@ import { DomainError, ErrorCode } from '../common/errors';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma, type TransactionKind, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
-import { stripCardSecrets } from '../provider';
+import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
 
@@ -24,6 +24,19 @@ const LEDGER_EVENTS: Record<string, { kind: TransactionKind; to: TransactionStat
   'payout.transfer.failed': { kind: 'payout', to: 'failed' },
   'transaction.deposit.success': { kind: 'collection', to: 'success' },
 };
+
+/** Keys that hold identifiers, matched as they are: never masked, even when long and numeric. */
+const IDENTIFIER_KEY = /(^id$|id$|Id$|reference)/;
+
+/** `maskCardNumbers` applied to every string inside `value` except identifiers (IDENTIFIER_KEY). */
+function maskStrings(value: unknown, key = ''): unknown {
+  if (typeof value === 'string') return IDENTIFIER_KEY.test(key) ? value : maskCardNumbers(value);
+  if (Array.isArray(value)) return value.map((item) => maskStrings(item, key));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskStrings(v, k)]));
+  }
+  return value;
+}
 
 /** Attempts after which a failing or unmatched event is no longer retried automatically. */
 export const MAX_INBOX_ATTEMPTS = 10;
@@ -102,7 +115,12 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     rawBody: string,
     signatureHeader: string,
   ): Promise<{ duplicate: boolean; outcome: WebhookOutcome | 'pending' }> {
-    const data = stripCardSecrets(event.data) as Record<string, unknown>;
+    // Card events: card-number keys dropped, and anything shaped like a card number masked in free
+    // text too (a merchant narrative could carry one); other events keep long numbers (accounts).
+    const keysStripped = stripCardSecrets(event.data) as Record<string, unknown>;
+    const data = event.event.startsWith('virtualcard.')
+      ? (maskStrings(keysStripped) as Record<string, unknown>)
+      : keysStripped;
     const clean = JSON.stringify({ event: event.event, data });
     const stripped = JSON.stringify(data) !== JSON.stringify(event.data);
     const [row] = await this.prisma.$queryRaw<WebhookEvent[]>`
