@@ -7,13 +7,14 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
+import { createRootLogger, RequestLogController } from './logging';
 import { MetricsService } from './metrics/metrics.service';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Request ids: the caller's `x-request-id` when it is a sane token, otherwise a new UUID. The id
- * is also put on the raw request, where pino-http picks it up, so logs and answers agree.
+ * is also put on the raw request, so logs (`reqId`) and answers (`x-request-id`) agree.
  */
 function genReqId(raw: IncomingMessage): string {
   const header = raw.headers['x-request-id'];
@@ -42,7 +43,13 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
  */
 export async function createApp(options: { bufferLogs?: boolean } = {}): Promise<NestFastifyApplication> {
   const env = validateEnv(process.env);
-  const adapter = new FastifyAdapter({ bodyLimit: env.BODY_LIMIT_BYTES, genReqId, trustProxy: true });
+  const adapter = new FastifyAdapter({
+    bodyLimit: env.BODY_LIMIT_BYTES,
+    genReqId,
+    trustProxy: true,
+    loggerInstance: createRootLogger(env.LOG_LEVEL, env.LOG_FILE),
+    logController: new RequestLogController(),
+  });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(), adapter, {
     bufferLogs: options.bufferLogs ?? true,
     rawBody: true,
