@@ -8,6 +8,7 @@ const DOCUMENT_ENV = {
   PROVIDER_WEBHOOK_SECRET: 'unused',
   PUBLIC_BASE_URL: 'http://127.0.0.1:3000',
   LOG_LEVEL: 'silent',
+  JOBS_ENABLED: 'false',
 };
 
 /** The OpenAPI document as committed in openapi.json (2-space JSON with a final newline). */
