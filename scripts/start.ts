@@ -135,6 +135,7 @@ async function main(): Promise<void> {
       '  Wallet gateway is running',
       `  API:      ${url}/v1`,
       `  Docs:     ${url}/docs  (OpenAPI JSON: ${url}/docs-json)`,
+      `  Finance:  ${url}/finance  (sign in with a key holding transactions:read, e.g. the demo key)`,
       `  Health:   ${url}/health/ready    Metrics: ${url}/metrics`,
       `  Provider: ${providerBaseUrl}`,
       `  Demo API key (all scopes but cards:reveal; earlier demo keys are revoked):`,
