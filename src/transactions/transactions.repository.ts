@@ -118,7 +118,7 @@ export class TransactionsRepository implements OnModuleDestroy {
   async streamRows(filter: TransactionFilter, order: SortOrder, batchSize = 1000): Promise<Readable> {
     const { text, values } = exportStatement(filter, order);
     const client: PoolClient = await this.pool.connect();
-    const stream = client.query(new QueryStream(text, values, { batchSize, highWaterMark: batchSize, types: TYPES }));
+    const stream = client.query(new QueryStream(text, values, { batchSize, highWaterMark: batchSize * 4, types: TYPES }));
     let released = false;
     const release = (error?: Error) => {
       if (released) return;

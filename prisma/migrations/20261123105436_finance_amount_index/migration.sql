@@ -1,0 +1,2 @@
+-- CreateIndex
+CREATE INDEX "transactions_amount_idx" ON "transactions"("amount");
