@@ -92,6 +92,33 @@ export function toCsvRecords(): Transform {
   });
 }
 
+/**
+ * Joins the writer's many small chunks (one per record) into blocks of about `size` bytes, so that
+ * the response is written in a few large writes rather than one per row: less work per row and
+ * fewer short-lived objects for the garbage collector. Backpressure passes through.
+ */
+export function coalesce(size = 64 * 1024): Transform {
+  let parts: Buffer[] = [];
+  let length = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      parts.push(chunk);
+      length += chunk.length;
+      if (length >= size) {
+        const block = Buffer.concat(parts, length);
+        parts = [];
+        length = 0;
+        done(null, block);
+      } else {
+        done();
+      }
+    },
+    flush(done) {
+      done(null, length > 0 ? Buffer.concat(parts, length) : undefined);
+    },
+  });
+}
+
 /** The CSV writer: header row first (also for an export with no rows), CRLF line ends. */
 export function csvWriter(): Stringifier {
   return stringify({ header: true, columns: [...CSV_COLUMNS], record_delimiter: 'windows' });

@@ -15,7 +15,7 @@ import {
 } from './transaction.dto';
 import type { KeysetPosition, SortOrder, TransactionFilter } from './transaction-query';
 import { majorOf, toTransactionDetailDto, toTransactionDto } from './transaction.mapper';
-import { csvWriter, toCsvRecords } from './transactions-csv';
+import { coalesce, csvWriter, toCsvRecords } from './transactions-csv';
 import { TransactionsRepository } from './transactions.repository';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -134,7 +134,7 @@ export class TransactionsService {
    */
   async export(query: ExportTransactionsQueryDto): Promise<{ filename: string; body: Readable }> {
     const rows = await this.repository.streamRows(toFilter(query), query.order ?? 'desc');
-    const body = pipeline(rows, toCsvRecords(), csvWriter(), () => {
+    const body = pipeline(rows, toCsvRecords(), csvWriter(), coalesce(), () => {
       /* errors surface on `body` (the HTTP layer aborts the response); cleanup is the repository's */
     });
     return { filename: `transactions-${new Date().toISOString()}.csv`, body };
