@@ -102,6 +102,15 @@ export class Env {
   @Max(64)
   WEBHOOK_APPLY_CONCURRENCY = 4;
 
+  /**
+   * Callbacks one instance holds in memory waiting to be applied (default 2000); past it they wait
+   * in the inbox, marked due, and are taken from there in batches.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 2000 : Number(value)))
+  @IsInt()
+  @Min(1)
+  WEBHOOK_APPLY_QUEUE_LIMIT = 2000;
+
   /** Outbound events: how often each instance looks for due outbox messages (with JOBS_ENABLED), in ms. */
   @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
   @IsInt()

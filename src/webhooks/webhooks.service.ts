@@ -41,9 +41,6 @@ function maskStrings(value: unknown, key = ''): unknown {
 /** Attempts after which a failing or unmatched event is no longer retried automatically. */
 export const MAX_INBOX_ATTEMPTS = 10;
 
-/** Events one instance keeps queued in memory for background application at most. */
-const MAX_QUEUED_EVENTS = 10_000;
-
 /** How long a retry pass holds the events it took before another pass may take them. */
 const INBOX_LEASE_MS = 5 * 60_000;
 
@@ -75,6 +72,10 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
 
   private readonly queue: fastq.queueAsPromised<WebhookEvent, WebhookOutcome>;
+  /** Events were left in the inbox because the queue was full. */
+  private overflowed = false;
+  private pumping = false;
+  private readonly queueLimit: number;
 
   constructor(
     private readonly prisma: PrismaService,
@@ -86,6 +87,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       (row: WebhookEvent) => this.process(row),
       config.get('WEBHOOK_APPLY_CONCURRENCY', { infer: true }),
     );
+    this.queue.drain = () => void this.pump();
+    this.queueLimit = config.get('WEBHOOK_APPLY_QUEUE_LIMIT', { infer: true });
   }
 
   /** Registers the ledger events (payouts, deposits) this module applies itself. */
@@ -136,14 +139,46 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     if (this.config.get('WEBHOOK_APPLY', { infer: true }) === 'inline') {
       return { duplicate: false, outcome: await this.process(row) };
     }
-    // Past this bound, events wait in the inbox (`pending`) for the recovery pass instead of memory.
-    if (this.queue.length() < MAX_QUEUED_EVENTS) void this.queue.push(row);
+    if (this.queue.length() < this.queueLimit) {
+      void this.queue.push(row);
+    } else {
+      // Past this bound an event waits in the inbox, marked due, instead of in memory; the queue
+      // takes such events from the database in batches once it has room (`pump`).
+      await this.prisma.webhookEvent.update({ where: { id: row.id }, data: { nextAttemptAt: new Date() } });
+      this.overflowed = true;
+    }
     return { duplicate: false, outcome: 'pending' };
+  }
+
+  /**
+   * Runs when the apply queue empties after an overflow: leases due inbox events from the database
+   * in batches and queues them, until none is left.
+   */
+  private async pump(): Promise<void> {
+    if (!this.overflowed || this.pumping) return;
+    this.pumping = true;
+    try {
+      this.overflowed = false;
+      const due = await this.claimDue({ limit: Math.max(1, Math.ceil(this.queueLimit / 2)) });
+      for (const row of due) void this.queue.push(row);
+      if (due.length > 0) this.overflowed = true;
+    } catch (error) {
+      this.overflowed = true;
+      this.logger.error(
+        { error: (error as Error).message },
+        'webhook pump failed; the retry pass will take the events',
+      );
+    } finally {
+      this.pumping = false;
+    }
   }
 
   /** Waits until every event queued on this instance has been applied (shutdown, tests). */
   async drain(): Promise<void> {
-    if (!this.queue.idle()) await this.queue.drained();
+    while (!this.queue.idle() || this.overflowed || this.pumping) {
+      if (!this.queue.idle()) await this.queue.drained();
+      else await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -192,27 +227,36 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     retried: number;
     settled: number;
   }> {
-    const now = opts.now ?? new Date();
-    const staleBefore = new Date(now.getTime() - (opts.staleAfterMs ?? 60_000));
-    const leaseUntil = new Date(now.getTime() + INBOX_LEASE_MS);
-    const due = await this.prisma.$queryRaw<WebhookEvent[]>`
-      UPDATE webhook_events SET next_attempt_at = ${leaseUntil}
-      WHERE id IN (
-        SELECT id FROM webhook_events
-        WHERE (outcome IN ('failed', 'unmatched') AND next_attempt_at <= ${now})
-           OR (outcome = 'pending' AND received_at < ${staleBefore}
-               AND (next_attempt_at IS NULL OR next_attempt_at <= ${now}))
-        ORDER BY received_at
-        LIMIT ${opts.limit ?? 100}
-        FOR UPDATE SKIP LOCKED)
-      RETURNING id`;
+    const due = await this.claimDue(opts);
     let settled = 0;
-    for (const { id } of due) {
-      const row = await this.prisma.webhookEvent.findUniqueOrThrow({ where: { id } });
+    for (const row of due) {
       const outcome = await this.process(row);
       if (outcome !== 'failed' && outcome !== 'unmatched') settled += 1;
     }
     return { retried: due.length, settled };
+  }
+
+  /**
+   * Leases the inbox events that are due (see `retryDue`; also `pending` events marked due by an
+   * overflowing queue) and returns them, oldest first.
+   */
+  private async claimDue(opts: { limit?: number; staleAfterMs?: number; now?: Date } = {}): Promise<WebhookEvent[]> {
+    const now = opts.now ?? new Date();
+    const staleBefore = new Date(now.getTime() - (opts.staleAfterMs ?? 60_000));
+    const leaseUntil = new Date(now.getTime() + INBOX_LEASE_MS);
+    return this.prisma.$queryRaw<WebhookEvent[]>`
+      UPDATE webhook_events SET next_attempt_at = ${leaseUntil}
+      WHERE id IN (
+        SELECT id FROM webhook_events
+        WHERE (outcome IN ('failed', 'unmatched') AND next_attempt_at <= ${now})
+           OR (outcome = 'pending' AND next_attempt_at <= ${now})
+           OR (outcome = 'pending' AND next_attempt_at IS NULL AND received_at < ${staleBefore})
+        ORDER BY received_at
+        LIMIT ${opts.limit ?? 100}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING id, dedupe_key AS "dedupeKey", event, provider_id AS "providerId", reference, raw_body AS "rawBody",
+              payload, signature_header AS "signatureHeader", received_at AS "receivedAt",
+              processed_at AS "processedAt", outcome, error, attempts, next_attempt_at AS "nextAttemptAt"`;
   }
 
   private async apply(row: WebhookEvent): Promise<WebhookOutcome> {
