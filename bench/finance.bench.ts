@@ -180,7 +180,13 @@ async function* ledgerLines(parties: Party[], onRows: (n: number) => void): Asyn
 async function seedLedger(sql: import('pg').Client, parties: Party[]): Promise<number> {
   const started = Date.now();
   const bar = new SingleBar(
-    { format: 'seeding ledger [{bar}] {percentage}% | {value}/{total} rows | {duration}s', hideCursor: true },
+    {
+      format: 'seeding ledger [{bar}] {percentage}% | {value}/{total} rows | {duration}s',
+      hideCursor: true,
+      // Also when the output is a file or a pipe: a line every 5 s.
+      noTTYOutput: true,
+      notTTYSchedule: 5000,
+    },
     Presets.shades_classic,
   );
   bar.start(ROWS, 0);
