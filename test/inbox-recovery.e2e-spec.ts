@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { PrismaService } from '../src/database/prisma.service';
 import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import { LedgerService } from '../src/transactions/ledger.service';
 import { WebhookHandlerRegistry } from '../src/webhooks/webhook-handlers';
@@ -129,6 +130,55 @@ describe('inbox recovery and several instances (e2e)', () => {
       { from: null, to: 'pending', source: 'api' },
       { from: 'pending', to: 'success', source: 'webhook' },
     ]);
+  });
+
+  it('moves a row in one statement with the same result as the general path, outbox included', async () => {
+    const ledger = h.app.get(LedgerService);
+    const row = await ledger.record({
+      kind: 'payout',
+      direction: 'debit',
+      status: 'pending',
+      amount: 9_007_199_254_740_993n,
+      currency: 'USD',
+      exchangeRate: '1.234567891234',
+      customerId: to.customerId,
+      providerId: `one-${randomUUID()}`,
+      reference: `ref-${randomUUID()}`,
+    });
+    await h.db.query(
+      `INSERT INTO webhook_subscriptions (id, client_id, url, secret, event_types, updated_at)
+       VALUES ($1, $1, 'http://127.0.0.1:9/hook', 'whsec_x', '{payout.failed}', now())`,
+      [randomUUID()],
+    );
+    const moved = await ledger.transition(row.id, 'failed', 'webhook', {
+      patch: { failureReason: 'insufficient funds' },
+      payload: { event: 'payout.transfer.failed' },
+    });
+    expect(moved.outcome).toBe('applied');
+    const stored = await h.app.get(PrismaService).transaction.findUniqueOrThrow({ where: { id: row.id } });
+    expect(moved.transaction).toEqual(stored);
+    expect(typeof moved.transaction.amount).toBe('bigint');
+    expect(moved.transaction).toMatchObject({ status: 'failed', failureReason: 'insufficient funds' });
+    expect(moved.transaction.completedAt).toBeInstanceOf(Date);
+    expect(await changes(row.id)).toEqual([
+      { from: null, to: 'pending', source: 'api' },
+      { from: 'pending', to: 'failed', source: 'webhook' },
+    ]);
+    const [message] = await h.db.query<{
+      event_type: string;
+      payload: { type: string; data: Record<string, unknown> };
+    }>(`SELECT event_type, payload FROM outbox_messages WHERE payload->'data'->>'id' = $1`, [row.id]);
+    expect(message.event_type).toBe('payout.failed');
+    expect(message.payload.data).toMatchObject({
+      id: row.id,
+      status: 'failed',
+      amount: '9007199254740993',
+      failureReason: 'insufficient funds',
+      completedAt: stored.completedAt?.toISOString(),
+    });
+    // A second, identical move goes through the general path and changes nothing.
+    expect((await ledger.transition(row.id, 'failed', 'webhook')).outcome).toBe('unchanged');
+    expect((await ledger.transition(row.id, 'success', 'webhook')).outcome).toBe('refused');
   });
 
   it('applies an event stored just before a crash exactly once after the restart', async () => {

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma, Transaction } from '../generated/prisma/client';
-import { type GatewayEventType, isGatewayEventType, ledgerEventType, toTransactionEventData } from './gateway-events';
+import {
+  type GatewayEventType,
+  isGatewayEventType,
+  ledgerEventType,
+  type TransactionEventData,
+  toTransactionEventData,
+} from './gateway-events';
 import { OutboxRepository } from './outbox.repository';
 
 /** The body delivered to subscribers (Standard Webhooks' recommended shape). */
@@ -33,6 +39,16 @@ export class OutboxService {
     if (subscribers.length === 0) return 0;
     const event: GatewayEvent = { type, timestamp: new Date().toISOString(), data };
     return this.outbox.insertMessages(subscribers, type, event as unknown as Prisma.InputJsonValue, tx);
+  }
+
+  /**
+   * The gateway event a ledger row in its current status announces, as delivered (`{type,
+   * timestamp, data}`), or null when that status has none. For LedgerService's one-statement move,
+   * which writes the outbox messages in the same SQL statement as the move.
+   */
+  ledgerEvent(row: Transaction): GatewayEvent<TransactionEventData> | null {
+    const type = ledgerEventType(row.kind, row.status);
+    return type ? { type, timestamp: new Date().toISOString(), data: toTransactionEventData(row) } : null;
   }
 
   /**

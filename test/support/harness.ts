@@ -140,6 +140,6 @@ async function startGateway(
 export async function startPeer(h: Harness): Promise<{ app: NestFastifyApplication; close(): Promise<void> }> {
   process.env.DATABASE_URL = h.db.url;
   process.env.PROVIDER_BASE_URL = h.sim.baseUrl;
-  const app = await createApp({ bufferLogs: false });
+  const app = await createApp({ bufferLogs: true });
   return { app, close: () => app.close() };
 }
