@@ -113,7 +113,8 @@ export class LedgerService {
     source: StatusChangeSource,
     opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue },
   ): Promise<Transaction | null> {
-    const before = await this.prisma.transaction.findUnique({ where: { id } });
+    const [before] = await this.prisma.$queryRaw<Transaction[]>`
+      SELECT ${TRANSACTION_COLUMNS} FROM transactions t WHERE t.id = ${id}::uuid`;
     if (!before) return null;
     const sources = sourcesOf(before.kind, to);
     if (before.status === to || !sources.includes(before.status)) return null;

@@ -203,16 +203,12 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     }
     const attempts = row.attempts + 1;
     const retry = (outcome === 'failed' || outcome === 'unmatched') && attempts < MAX_INBOX_ATTEMPTS;
-    await this.prisma.webhookEvent.update({
-      where: { id: row.id },
-      data: {
-        outcome,
-        error,
-        processedAt: new Date(),
-        attempts,
-        nextAttemptAt: retry ? new Date(Date.now() + retryDelayMs(attempts)) : null,
-      },
-    });
+    // Raw SQL on the hot path: a compiled Prisma update costs about twice the CPU.
+    await this.prisma.$executeRaw`
+      UPDATE webhook_events
+      SET outcome = ${outcome}, error = ${error}, processed_at = ${new Date()}, attempts = ${attempts},
+          next_attempt_at = ${retry ? new Date(Date.now() + retryDelayMs(attempts)) : null}::timestamptz
+      WHERE id = ${row.id}::uuid`;
     return outcome;
   }
 
@@ -284,12 +280,13 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       const collection = await this.prisma.collection.findUnique({ where: { providerId: row.providerId } });
       if (collection) return collection.transactionId;
     }
-    const match = [
-      ...(row.providerId ? [{ providerId: row.providerId }] : []),
-      ...(row.reference ? [{ reference: row.reference }] : []),
-    ];
-    if (match.length === 0) return null;
-    const transaction = await this.prisma.transaction.findFirst({ where: { kind, OR: match }, select: { id: true } });
+    if (!row.providerId && !row.reference) return null;
+    // The provider id wins over the reference when both match different rows.
+    const [transaction] = await this.prisma.$queryRaw<Array<{ id: string }>>`
+      SELECT id FROM transactions
+      WHERE kind = ${kind}::"TransactionKind" AND (provider_id = ${row.providerId} OR reference = ${row.reference})
+      ORDER BY (provider_id = ${row.providerId}) DESC NULLS LAST
+      LIMIT 1`;
     return transaction?.id ?? null;
   }
 }
