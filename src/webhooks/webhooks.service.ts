@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import * as fastq from 'fastq';
@@ -8,6 +8,7 @@ import { PrismaService } from '../database/prisma.service';
 import { Prisma, type TransactionKind, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
 import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
+import { InboxWriter, WEBHOOK_EVENT_COLUMNS } from './inbox-writer';
 import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
 
 export type { WebhookOutcome } from './webhook-handlers';
@@ -76,6 +77,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   private overflowed = false;
   private pumping = false;
   private readonly queueLimit: number;
+  private readonly inbox: InboxWriter;
 
   constructor(
     private readonly prisma: PrismaService,
@@ -89,6 +91,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     );
     this.queue.drain = () => void this.pump();
     this.queueLimit = config.get('WEBHOOK_APPLY_QUEUE_LIMIT', { infer: true });
+    this.inbox = new InboxWriter(prisma);
   }
 
   /** Registers the ledger events (payouts, deposits) this module applies itself. */
@@ -126,15 +129,15 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       : keysStripped;
     const clean = JSON.stringify({ event: event.event, data });
     const stripped = JSON.stringify(data) !== JSON.stringify(event.data);
-    const [row] = await this.prisma.$queryRaw<WebhookEvent[]>`
-      INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header)
-      VALUES (${randomUUID()}::uuid, ${dedupeKey(event)}, ${event.event},
-              ${typeof data.id === 'string' ? data.id : null}, ${typeof data.reference === 'string' ? data.reference : null},
-              ${stripped ? clean : rawBody}, ${clean}::jsonb, ${signatureHeader})
-      ON CONFLICT (dedupe_key) DO NOTHING
-      RETURNING id, dedupe_key AS "dedupeKey", event, provider_id AS "providerId", reference, raw_body AS "rawBody",
-                payload, signature_header AS "signatureHeader", received_at AS "receivedAt",
-                processed_at AS "processedAt", outcome, error, attempts, next_attempt_at AS "nextAttemptAt"`;
+    const row = await this.inbox.insert({
+      dedupeKey: dedupeKey(event),
+      event: event.event,
+      providerId: typeof data.id === 'string' ? data.id : null,
+      reference: typeof data.reference === 'string' ? data.reference : null,
+      rawBody: stripped ? clean : rawBody,
+      payloadJson: clean,
+      signatureHeader,
+    });
     if (!row) return { duplicate: true, outcome: 'pending' };
     if (this.config.get('WEBHOOK_APPLY', { infer: true }) === 'inline') {
       return { duplicate: false, outcome: await this.process(row) };
@@ -250,9 +253,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
         ORDER BY received_at
         LIMIT ${opts.limit ?? 100}
         FOR UPDATE SKIP LOCKED)
-      RETURNING id, dedupe_key AS "dedupeKey", event, provider_id AS "providerId", reference, raw_body AS "rawBody",
-              payload, signature_header AS "signatureHeader", received_at AS "receivedAt",
-              processed_at AS "processedAt", outcome, error, attempts, next_attempt_at AS "nextAttemptAt"`;
+      RETURNING ${WEBHOOK_EVENT_COLUMNS}`;
   }
 
   private async apply(row: WebhookEvent): Promise<WebhookOutcome> {
