@@ -7,7 +7,7 @@ import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
-import { createRootLogger, RequestLogController } from './logging';
+import { bindRequestLogger, createRootLogger, RequestLogController } from './logging';
 import { MetricsService } from './metrics/metrics.service';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -59,6 +59,7 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   app.enableShutdownHooks();
 
   const fastify = app.getHttpAdapter().getInstance();
+  bindRequestLogger(fastify);
   const metrics = app.get(MetricsService);
   fastify.addHook('onSend', async (request, reply, payload) => {
     void reply.header('x-request-id', request.id);

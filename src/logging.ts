@@ -1,7 +1,8 @@
-import { RequestMethod } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
 import pino from 'pino';
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { AsyncLocalStorage } from 'node:async_hooks';
+import path from 'node:path';
+import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 
 /**
  * Paths removed from every log line, whatever logs them: client and provider keys, webhook
@@ -77,13 +78,31 @@ export function createRootLogger(level: string, file?: string): pino.Logger {
 /**
  * nestjs-pino options: Nest's `Logger` writes through Fastify's per-request logger
  * (`useExisting`), so every line logged while a request runs carries its `reqId`; outside
- * requests (start-up, jobs) it uses a pino logger with the same options and destination.
+ * requests (start-up, jobs) it uses a pino logger with the same options and destination. The
+ * request logger is bound by `bindRequestLogger` (a Fastify hook), not by nestjs-pino's Nest
+ * middleware: going through Nest's middleware layer cost about a fifth of a simple read.
  */
 export function loggerOptions(level: string, file?: string): Params {
   return {
     useExisting: true,
-    // Every route; nestjs-pino's default '{/*splat}' does not reach middie with Fastify in Nest 12.
-    forRoutes: [{ path: '*path', method: RequestMethod.ALL }],
+    forRoutes: [],
     pinoHttp: [pinoOptions(level), pino.destination({ dest: file ?? 1, sync: true })],
   };
+}
+
+/**
+ * nestjs-pino's request store: the AsyncLocalStorage its `Logger` reads the current request's
+ * logger from. The package does not export it, so it is loaded by file path (nestjs-pino is pinned;
+ * test/platform.e2e-spec.ts fails if a service's log line loses the request id).
+ */
+const pinoRequestStore = require(path.join(path.dirname(require.resolve('nestjs-pino')), 'storage.js')) as {
+  storage: AsyncLocalStorage<unknown>;
+  Store: new (logger: unknown) => unknown;
+};
+
+/** Runs each request inside nestjs-pino's store holding Fastify's request logger (what its middleware did). */
+export function bindRequestLogger(fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    pinoRequestStore.storage.run(new pinoRequestStore.Store(request.log), done);
+  });
 }

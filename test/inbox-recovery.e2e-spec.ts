@@ -4,9 +4,8 @@ import { ReconciliationService } from '../src/reconciliation/reconciliation.serv
 import { LedgerService } from '../src/transactions/ledger.service';
 import { WebhookHandlerRegistry } from '../src/webhooks/webhook-handlers';
 import { dedupeKey, MAX_INBOX_ATTEMPTS, retryDelayMs, WebhooksService } from '../src/webhooks/webhooks.service';
-import { signWebhook } from '../src/webhooks/signature';
-import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness, startPeer, WEBHOOK_SECRET } from './support/harness';
+import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
+import { Harness, startHarness, startPeer } from './support/harness';
 
 /**
  * The inbox never loses an event: failures are retried with backoff and end visible, events for
@@ -18,15 +17,7 @@ describe('inbox recovery and several instances (e2e)', () => {
   let auth: Record<string, string>;
   let to: { customerId: string; beneficiaryId: string };
 
-  const deliver = (payload: unknown) => {
-    const body = JSON.stringify(payload);
-    return h
-      .http()
-      .post('/webhooks/provider')
-      .set('content-type', 'application/json')
-      .set('x-brails-signature', signWebhook(body, WEBHOOK_SECRET))
-      .send(body);
-  };
+  const deliver = (payload: unknown) => postCallback(h, payload);
   const inboxRow = async (providerId: string) =>
     (
       await h.db.query<{ outcome: string; attempts: number; error: string | null; next_attempt_at: Date | null }>(

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ExpiryService } from '../src/reconciliation/expiry.service';
 import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
-import { signWebhook } from '../src/webhooks/signature';
-import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
+import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
+import { Harness, startHarness } from './support/harness';
 
 describe('reconciliation (e2e)', () => {
   // The gateway does not listen here, so the simulator's callbacks never arrive.
@@ -53,13 +52,11 @@ describe('reconciliation (e2e)', () => {
   });
 
   it('re-tries inbox events that matched no record', async () => {
-    const body = JSON.stringify({ event: 'payout.transfer.success', data: { id: 'ghost-payout', status: 'success' } });
-    const res = await h
-      .http()
-      .post('/webhooks/provider')
-      .set('content-type', 'application/json')
-      .set('x-bitnob-signature', signWebhook(body, WEBHOOK_SECRET))
-      .send(body);
+    const res = await postCallback(
+      h,
+      { event: 'payout.transfer.success', data: { id: 'ghost-payout', status: 'success' } },
+      'x-bitnob-signature',
+    );
     expect(res.body.outcome).toBe('unmatched');
     // Retried on a backoff schedule: not in the pass that follows at once, but once it is due.
     expect((await h.app.get(ReconciliationService).run({ olderThanMs: 0 })).inboxRetried).toBe(0);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhook } from '../src/webhooks/signature';
-import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
+import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
+import { Harness, startHarness } from './support/harness';
 
 describe('provider callbacks (e2e): signed receiver, inbox, payout events', () => {
   let h: Harness;
@@ -10,10 +10,7 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
 
   const post = (body: string, headers: Record<string, string>) =>
     h.http().post('/webhooks/provider').set('content-type', 'application/json').set(headers).send(body);
-  const signed = (payload: unknown, header = 'x-brails-signature') => {
-    const body = JSON.stringify(payload);
-    return post(body, { [header]: signWebhook(body, WEBHOOK_SECRET) });
-  };
+  const signed = (payload: unknown, header = 'x-brails-signature') => postCallback(h, payload, header);
   const history = async (id: string) =>
     h.db.query<{ from: string | null; to: string; source: string }>(
       'SELECT "from", "to", source FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id',

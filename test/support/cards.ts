@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { signWebhook } from '../../src/webhooks/signature';
-import { Harness, WEBHOOK_SECRET } from './harness';
+import { postCallback } from './fixtures';
+import type { Harness } from './harness';
 
 /** Helpers of the card e2e tests: customers, card holders and cards through the API, signed callbacks. */
 export function cardKit(h: Harness, auth: () => Record<string, string>) {
@@ -65,13 +65,7 @@ export function cardKit(h: Harness, auth: () => Record<string, string>) {
 
     /** Signs and posts a provider callback to the gateway. */
     callback(event: string, data: Record<string, unknown>) {
-      const body = JSON.stringify({ event, data });
-      return h
-        .http()
-        .post('/webhooks/provider')
-        .set('content-type', 'application/json')
-        .set('x-brails-signature', signWebhook(body, WEBHOOK_SECRET))
-        .send(body);
+      return postCallback(h, { event, data });
     },
 
     /**

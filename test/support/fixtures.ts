@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Harness } from './harness';
+import { signWebhook } from '../../src/webhooks/signature';
+import { type Harness, WEBHOOK_SECRET } from './harness';
 
 /** A customer with a KE mobile-money beneficiary, created through the API. */
 export async function customerWithBeneficiary(
@@ -57,4 +58,15 @@ export async function confirmedPayout(
   if (confirmed.body.status !== 'pending')
     throw new Error(`confirm: ${confirmed.status} ${JSON.stringify(confirmed.body)}`);
   return created.body;
+}
+
+/** Signs `payload` as the provider does (HMAC-SHA512 of the body) and posts it to the gateway's callback route. */
+export function postCallback(h: Harness, payload: unknown, header = 'x-brails-signature') {
+  const body = JSON.stringify(payload);
+  return h
+    .http()
+    .post('/webhooks/provider')
+    .set('content-type', 'application/json')
+    .set(header, signWebhook(body, WEBHOOK_SECRET))
+    .send(body);
 }
