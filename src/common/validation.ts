@@ -1,4 +1,10 @@
-import { ParseUUIDPipe, ValidationError as ClassValidatorError, ValidationPipe } from '@nestjs/common';
+import {
+  type ArgumentMetadata,
+  ParseUUIDPipe,
+  ValidationError as ClassValidatorError,
+  ValidationPipe,
+} from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
 import { FieldError, ValidationError } from './errors';
 
 /** Flattens class-validator's nested errors into `{field, message}` with dotted field paths. */
@@ -11,11 +17,34 @@ export function flattenValidationErrors(errors: ClassValidatorError[], parent = 
 }
 
 /**
+ * ValidationPipe that remembers, per query DTO class, that an empty query string is valid: the
+ * answer for `{}` never changes, so later empty queries (most GETs) skip class-validator and only
+ * build the DTO instance. Anything else is validated as usual.
+ */
+class GatewayValidationPipe extends ValidationPipe {
+  private readonly validWhenEmpty = new WeakSet<object>();
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const type = metadata.metatype;
+    const emptyQuery =
+      metadata.type === 'query' &&
+      typeof type === 'function' &&
+      value !== null &&
+      typeof value === 'object' &&
+      Object.keys(value).length === 0;
+    if (emptyQuery && this.validWhenEmpty.has(type)) return plainToInstance(type, {});
+    const result = await super.transform(value, metadata);
+    if (emptyQuery) this.validWhenEmpty.add(type);
+    return result;
+  }
+}
+
+/**
  * The global validation pipe: whitelist (unknown fields are refused, not silently dropped),
  * transform to DTO classes, and a 400 `validation_failed` problem listing every failing field.
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new GatewayValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
