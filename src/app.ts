@@ -61,17 +61,19 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   const fastify = app.getHttpAdapter().getInstance();
   bindRequestLogger(fastify);
   const metrics = app.get(MetricsService);
-  fastify.addHook('onSend', async (request, reply, payload) => {
+  // Callback-style hooks: an async hook costs a promise per request on every route.
+  fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
-    return payload;
+    done();
   });
-  fastify.addHook('onResponse', async (request, reply) => {
+  fastify.addHook('onResponse', (request, reply, done) => {
     metrics.observeHttpRequest(
       request.method,
       request.routeOptions.url ?? 'unmatched',
       reply.statusCode,
       reply.elapsedTime / 1000,
     );
+    done();
   });
 
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
