@@ -66,7 +66,10 @@ export class LedgerService {
     source: StatusChangeSource,
     opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; strict?: boolean; tx?: Tx } = {},
   ): Promise<{ outcome: TransitionOutcome; transaction: Transaction }> {
-    if (!opts.tx && Object.keys(opts.patch ?? {}).every((key) => key === 'failureReason')) {
+    if (
+      !opts.tx &&
+      Object.entries(opts.patch ?? {}).every(([key, value]) => key === 'failureReason' && typeof value === 'string')
+    ) {
       const moved = await this.moveInOneStatement(id, to, source, opts);
       if (moved) return { outcome: 'applied', transaction: moved };
       // Not moved (a duplicate, a refused move, or an unknown id): the general path below says which.
