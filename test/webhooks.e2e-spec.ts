@@ -118,6 +118,13 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     expect(unknown.body.outcome).toBe('unmatched');
   });
 
+  it('counts applied callbacks by event and outcome, and exposes the apply queue depth', async () => {
+    const metrics = (await h.http().get('/metrics')).text;
+    expect(metrics).toMatch(/webhook_events_processed_total\{event="payout.transfer.success",outcome="applied"\} 1\n/);
+    expect(metrics).toMatch(/webhook_events_processed_total\{event="other",outcome="unhandled"\} 1\n/);
+    expect(metrics).toMatch(/webhook_apply_queue_depth 0\n/);
+  });
+
   it('answers 400 for a signed body that is not {event, data}', async () => {
     const res = await signed({ hello: 'world' });
     expect(res.status).toBe(400);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Outcome of one provider call, as recorded in `provider_call_duration_seconds`. */
 export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout';
@@ -9,6 +9,8 @@ export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout';
  * - `http_request_duration_seconds{method,route,status}`: histogram per matched route template.
  * - `provider_call_duration_seconds{operation,outcome}`: histogram per provider operation.
  * - `webhook_signature_failures_total`: callbacks refused for a missing or wrong signature.
+ * - `webhook_events_processed_total{event,outcome}`: callbacks applied, by inbox outcome.
+ * - `webhook_apply_queue_depth`: callbacks stored and waiting to be applied on this instance.
  * Each service instance owns its registry, so several apps in one test process do not collide.
  */
 @Injectable()
@@ -37,8 +39,27 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly webhookEventsProcessed = new Counter({
+    name: 'webhook_events_processed_total',
+    help: 'Provider callbacks applied (or attempted), by event name and inbox outcome.',
+    labelNames: ['event', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Set by the webhooks module: how many stored callbacks wait in this instance's apply queue. */
+  webhookQueueDepth: () => number = () => 0;
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    const service = this;
+    new Gauge({
+      name: 'webhook_apply_queue_depth',
+      help: "Stored provider callbacks waiting in this instance's apply queue.",
+      registers: [this.registry],
+      collect() {
+        this.set(service.webhookQueueDepth());
+      },
+    });
   }
 
   /** Records one HTTP request; `route` is the route template (e.g. /v1/customers/:id), never the raw URL. */

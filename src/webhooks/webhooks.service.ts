@@ -7,6 +7,7 @@ import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma, type TransactionKind, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
 import { maskCardNumbers, stripCardSecrets } from '../provider';
+import { MetricsService } from '../metrics/metrics.service';
 import { LedgerService } from '../transactions/ledger.service';
 import { InboxWriter, WEBHOOK_EVENT_COLUMNS } from './inbox-writer';
 import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
@@ -84,6 +85,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     private readonly ledger: LedgerService,
     private readonly handlers: WebhookHandlerRegistry,
     private readonly config: ConfigService<Env, true>,
+    private readonly metrics: MetricsService,
   ) {
     this.queue = fastq.promise(
       (row: WebhookEvent) => this.process(row),
@@ -92,6 +94,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     this.queue.drain = () => void this.pump();
     this.queueLimit = config.get('WEBHOOK_APPLY_QUEUE_LIMIT', { infer: true });
     this.inbox = new InboxWriter(prisma);
+    metrics.webhookQueueDepth = () => this.queue.length() + this.queue.running();
   }
 
   /** Registers the ledger events (payouts, deposits) this module applies itself. */
@@ -204,6 +207,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       error = e instanceof Error ? e.message : String(e);
       this.logger.error({ event: row.event, inboxId: row.id, error }, 'webhook processing failed');
     }
+    // Event names without a handler are counted together: a label per unknown name would grow without bound.
+    this.metrics.webhookEventsProcessed.inc({ event: outcome === 'unhandled' ? 'other' : row.event, outcome });
     const attempts = row.attempts + 1;
     const retry = (outcome === 'failed' || outcome === 'unmatched') && attempts < MAX_INBOX_ATTEMPTS;
     // Raw SQL on the hot path: a compiled Prisma update costs about twice the CPU.
