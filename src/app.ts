@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { RawServerDefault } from 'fastify';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
@@ -56,6 +57,18 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   });
   app.useLogger(app.get(Logger));
   app.useGlobalPipes(createValidationPipe());
+  // JSON bodies as Fastify parses them (safe against prototype poisoning), except that an empty body
+  // with a JSON content type (clients that send the header on every request, GETs included) reads
+  // as no body instead of a 400. The raw bytes stay on the request for webhook signatures.
+  const defaultJson = adapter.getInstance().getDefaultJsonParser('error', 'error');
+  app.useBodyParser<RawServerDefault>(
+    'application/json',
+    { bodyLimit: env.BODY_LIMIT_BYTES },
+    (request, body, done) => {
+      if (body.length === 0) return done(null, undefined);
+      return defaultJson(request, body.toString('utf8'), done);
+    },
+  );
   app.enableShutdownHooks();
 
   const fastify = app.getHttpAdapter().getInstance();

@@ -52,6 +52,30 @@ describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
     expect(res.body.code).toBe('not_found');
   });
 
+  it('reads an empty JSON body as none, and refuses malformed JSON with 400 problem+json', async () => {
+    const auth = { Authorization: `Bearer ${key}` };
+    const get = await h.http().get('/v1/customers?limit=1').set(auth).set('content-type', 'application/json');
+    expect(get.status).toBe(200);
+    const empty = await h.http().post('/v1/customers').set(auth).set('content-type', 'application/json').send('');
+    expect(empty.status).toBe(400);
+    expect(empty.body.code).toBe('validation_failed');
+    const malformed = await h
+      .http()
+      .post('/v1/customers')
+      .set(auth)
+      .set('content-type', 'application/json')
+      .send('{"email": ');
+    expect(malformed.status).toBe(400);
+    expect(malformed.headers['content-type']).toMatch(/problem\+json/);
+    const poisoned = await h
+      .http()
+      .post('/v1/customers')
+      .set(auth)
+      .set('content-type', 'application/json')
+      .send('{"__proto__": {"admin": true}}');
+    expect(poisoned.status).toBe(400);
+  });
+
   it('answers 413 problem+json for a body over the limit', async () => {
     const res = await h
       .http()
