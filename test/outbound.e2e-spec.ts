@@ -312,6 +312,9 @@ describe('outbound gateway events (e2e): subscriptions, signed deliveries, retri
     expect(second.body).toBe(first.body);
     expect(verified(sub.secret, first)).toEqual(verified(sub.secret, second));
     expect((await messages(sub.id))[0]).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
+    const metrics = (await h.http().get('/metrics')).text;
+    expect(metrics).toMatch(/outbound_delivery_attempts_total\{outcome="retrying"\} [1-9]/);
+    expect(metrics).toMatch(/outbound_delivery_attempts_total\{outcome="delivered"\} [1-9]/);
     await unsubscribe(sub.id);
   });
 

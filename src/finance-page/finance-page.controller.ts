@@ -1,5 +1,6 @@
 import { Controller, Get, Headers, Param, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/auth.decorators';
 import { NotFoundError } from '../common/errors';
@@ -14,6 +15,8 @@ import type { PageAsset } from './finance-page.assets';
  */
 @ApiExcludeController()
 @Public()
+// Static files served from memory: a page load (about 8 files) should not spend the rate-limit budget.
+@SkipThrottle()
 @Controller('finance')
 export class FinancePageController {
   constructor(private readonly page: FinancePageService) {}

@@ -11,6 +11,7 @@ export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout';
  * - `webhook_signature_failures_total`: callbacks refused for a missing or wrong signature.
  * - `webhook_events_processed_total{event,outcome}`: callbacks applied, by inbox outcome.
  * - `webhook_apply_queue_depth`: callbacks stored and waiting to be applied on this instance.
+ * - `outbound_delivery_attempts_total{outcome}`: deliveries of gateway events to subscriptions.
  * Each service instance owns its registry, so several apps in one test process do not collide.
  */
 @Injectable()
@@ -43,6 +44,13 @@ export class MetricsService {
     name: 'webhook_events_processed_total',
     help: 'Provider callbacks applied (or attempted), by event name and inbox outcome.',
     labelNames: ['event', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly outboundDeliveries = new Counter({
+    name: 'outbound_delivery_attempts_total',
+    help: 'Attempts to deliver gateway events to subscriptions, by result (delivered, retrying, failed).',
+    labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
 

@@ -4,6 +4,7 @@ import type { Env } from '../config/env';
 import { afterFailedAttempt } from './delivery-schedule';
 import { ClaimedMessage, OutboxRepository } from './outbox.repository';
 import { signStandardWebhook } from './standard-webhooks';
+import { MetricsService } from '../metrics/metrics.service';
 
 /** Counts of one delivery pass. */
 export interface DeliveryReport {
@@ -51,6 +52,7 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
   constructor(
     private readonly outbox: OutboxRepository,
     private readonly config: ConfigService<Env, true>,
+    private readonly metrics: MetricsService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -96,6 +98,7 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
     const result = await this.attempt(message, timeoutMs);
     if (result.ok) {
       await this.outbox.markDelivered(message, result.statusCode ?? 200, new Date());
+      this.metrics.outboundDeliveries.inc({ outcome: 'delivered' });
       this.logger.log({ ...ids, statusCode: result.statusCode }, 'outbound event delivered');
       return 'delivered';
     }
@@ -105,6 +108,7 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
       { statusCode: result.statusCode, error: result.error ?? 'failed' },
       next,
     );
+    this.metrics.outboundDeliveries.inc({ outcome: next.status === 'failed' ? 'failed' : 'retrying' });
     if (next.status === 'failed') {
       this.logger.error({ ...ids, statusCode: result.statusCode }, 'outbound event gave up after the last attempt');
       return 'failed';
