@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { CardTransactionsService } from '../cards/card-transactions.service';
 import { PrismaService } from '../database/prisma.service';
 import type { Prisma, Transaction, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
@@ -28,6 +29,10 @@ export interface ReconciliationReport {
   errors: number;
   inboxRetried: number;
   inboxMatched: number;
+  /** Cards whose provider listing was read to settle stuck top-ups and withdrawals. */
+  cardsSynced: number;
+  /** Card movements the listing settled or added. */
+  cardMoved: number;
 }
 
 /**
@@ -46,6 +51,7 @@ export class ReconciliationService {
     private readonly provider: ProviderClient,
     private readonly ledger: LedgerService,
     private readonly webhooks: WebhooksService,
+    private readonly cardTransactions: CardTransactionsService,
   ) {}
 
   /**
@@ -53,7 +59,15 @@ export class ReconciliationService {
    * this many payouts per pass, oldest first.
    */
   async run(opts: { olderThanMs?: number; limit?: number; now?: Date } = {}): Promise<ReconciliationReport> {
-    const report: ReconciliationReport = { checked: 0, moved: 0, errors: 0, inboxRetried: 0, inboxMatched: 0 };
+    const report: ReconciliationReport = {
+      checked: 0,
+      moved: 0,
+      errors: 0,
+      inboxRetried: 0,
+      inboxMatched: 0,
+      cardsSynced: 0,
+      cardMoved: 0,
+    };
     const now = opts.now ?? new Date();
     const before = new Date(now.getTime() - (opts.olderThanMs ?? 5 * 60_000));
     // Lease the stuck rows: touching updated_at takes them out of every other pass's selection
@@ -78,10 +92,42 @@ export class ReconciliationService {
         this.logger.warn({ transactionId: row.id, error: (error as Error).message }, 'reconciliation lookup failed');
       }
     }
+    await this.reconcileCards(before, opts.limit ?? 100, report);
     const inbox = await this.webhooks.retryDue({ limit: opts.limit, now });
     report.inboxRetried = inbox.retried;
     report.inboxMatched = inbox.settled;
     return report;
+  }
+
+  /**
+   * Card top-ups and withdrawals stuck in `created`, `unknown` or `pending` (their callback never
+   * came, or the provider's answer was lost): GET /transactions/{id} does not know card movements,
+   * so the card's own listing is read instead (CardTransactionsService.sync, which settles rows by
+   * provider id or reference, source `reconciliation`). Rows are leased like payouts, one sync per card.
+   */
+  private async reconcileCards(before: Date, limit: number, report: ReconciliationReport): Promise<void> {
+    const stuck = await this.prisma.$queryRaw<Array<{ cardId: string }>>`
+      UPDATE transactions SET updated_at = now()
+      WHERE id IN (
+        SELECT id FROM transactions
+        WHERE kind IN ('card_topup', 'card_withdrawal') AND status IN ('created', 'unknown', 'pending')
+          AND card_id IS NOT NULL AND updated_at < ${before}
+        ORDER BY updated_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING card_id AS "cardId"`;
+    for (const cardId of new Set(stuck.map((row) => row.cardId))) {
+      try {
+        const card = await this.prisma.card.findUnique({ where: { id: cardId } });
+        if (!card?.providerId) continue;
+        const { changed } = await this.cardTransactions.sync(card);
+        report.cardsSynced += 1;
+        report.cardMoved += changed;
+      } catch (error) {
+        report.errors += 1;
+        this.logger.warn({ cardId, error: (error as Error).message }, 'card reconciliation failed');
+      }
+    }
   }
 
   /**

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
+import { cardKit } from './support/cards';
+import { Harness, startHarness } from './support/harness';
+
+/**
+ * A card top-up whose provider answer was lost (the gateway timed out while the provider went on)
+ * and whose callback never came (this gateway does not listen): reconciliation reads the card's
+ * listing at the provider and settles it, once.
+ */
+describe('card movements settled by reconciliation (e2e)', () => {
+  let h: Harness;
+  let auth: Record<string, string>;
+
+  beforeAll(async () => {
+    h = await startHarness({ simulator: { cardTxnSettleDelayMs: 10 } });
+    auth = { Authorization: `Bearer ${await h.key()}` };
+  });
+  afterAll(() => h.close());
+
+  it('settles a timed-out top-up from the card listing, and only once', async () => {
+    const kit = cardKit(h, () => auth);
+    const card = await kit.activeCard('card-recon@example.com', 5000);
+    expect(card.balance).toBe(5000);
+
+    // The provider takes 1.5 s; the gateway gives up after 0.8 s, but the provider still does it.
+    await h.sim.setFault('topUpCard', { latencyMs: 1500, times: 1 });
+    const timedOut = await h
+      .http()
+      .post(`/v1/cards/${card.id}/top-ups`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ amount: 700 });
+    expect(timedOut.status).toBe(504);
+    const [row] = (await kit.ledger(card.id)).filter((r) => r.kind === 'card_topup' && r.amount === '700');
+    expect(row.status).toBe('unknown');
+
+    const deadline = Date.now() + 5000;
+    const atProvider = async () =>
+      ((await h.sim.admin('GET', '/records')).body.records as Array<{ reference: string | null }>).some(
+        (r) => r.reference === row.reference,
+      );
+    while (!(await atProvider())) {
+      if (Date.now() > deadline) throw new Error('the simulator never recorded the top-up');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await h.sim.admin('POST', '/flush');
+
+    const reconciliation = h.app.get(ReconciliationService);
+    const report = await reconciliation.run({ olderThanMs: 0 });
+    expect(report).toMatchObject({ cardsSynced: 1, errors: 0 });
+    expect(report.cardMoved).toBeGreaterThanOrEqual(1);
+    const [settled] = (await kit.ledger(card.id)).filter((r) => r.id === row.id);
+    expect(settled.status).toBe('success');
+    expect(settled.provider_id).not.toBeNull();
+    const moves = await h.db.query(
+      'SELECT "from", "to", source FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id',
+      [row.id],
+    );
+    expect(moves.filter((m) => m.source === 'reconciliation').map((m) => m.to)).toEqual(
+      expect.arrayContaining(['success']),
+    );
+    expect((await h.http().get(`/v1/cards/${card.id}`).set(auth)).body.balance).toBe(5700);
+
+    const again = await reconciliation.run({ olderThanMs: 0 });
+    expect(again).toMatchObject({ cardsSynced: 0, cardMoved: 0 });
+    expect((await h.http().get(`/v1/cards/${card.id}`).set(auth)).body.balance).toBe(5700);
+    expect((await kit.ledger(card.id)).filter((r) => r.kind === 'card_topup' && r.amount === '700')).toHaveLength(1);
+  });
+});
