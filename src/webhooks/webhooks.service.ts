@@ -146,7 +146,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       return { duplicate: false, outcome: await this.process(row) };
     }
     if (this.queue.length() < this.queueLimit) {
-      void this.queue.push(row);
+      this.enqueue(row);
     } else {
       // Past this bound an event waits in the inbox, marked due, instead of in memory; the queue
       // takes such events from the database in batches once it has room (`pump`).
@@ -166,7 +166,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     try {
       this.overflowed = false;
       const due = await this.claimDue({ limit: Math.max(1, Math.ceil(this.queueLimit / 2)) });
-      for (const row of due) void this.queue.push(row);
+      for (const row of due) this.enqueue(row);
       if (due.length > 0) this.overflowed = true;
     } catch (error) {
       this.overflowed = true;
@@ -177,6 +177,19 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * Queues a stored event for background application. If even recording its outcome fails (the
+   * database is gone), the event stays `pending` in the inbox and the recovery pass takes it later.
+   */
+  private enqueue(row: WebhookEvent): void {
+    this.queue.push(row).catch((error: unknown) => {
+      this.logger.error(
+        { inboxId: row.id, event: row.event, error: (error as Error).message },
+        'webhook apply failed; the event stays pending for the recovery pass',
+      );
+    });
   }
 
   /** Waits until every event queued on this instance has been applied (shutdown, tests). */
