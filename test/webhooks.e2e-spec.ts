@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhook } from '../src/webhooks/signature';
 import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
-import { Harness, startHarness } from './support/harness';
+import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
 
 describe('provider callbacks (e2e): signed receiver, inbox, payout events', () => {
   let h: Harness;
@@ -62,6 +62,23 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     expect((await inbox()).filter((r) => r.event === 'payout.transfer.success')).toEqual([
       { event: 'payout.transfer.success', outcome: 'applied' },
     ]);
+  });
+
+  it('keeps the headers of interest with each stored event, never the signature', async () => {
+    const body = JSON.stringify({ event: 'payout.transfer.success', data: { id: 'hdr-1', status: 'success' } });
+    const signature = signWebhook(body, WEBHOOK_SECRET);
+    await post(body, { 'x-brails-signature': signature, 'x-request-id': 'prov-req-9', 'user-agent': 'brails/1.0' });
+    const [row] = await h.db.query<{ headers: Record<string, string>; signature_header: string }>(
+      "SELECT headers, signature_header FROM webhook_events WHERE provider_id = 'hdr-1'",
+    );
+    expect(row.signature_header).toBe('x-brails-signature');
+    expect(row.headers).toEqual({
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'user-agent': 'brails/1.0',
+      'x-request-id': 'prov-req-9',
+    });
+    expect(JSON.stringify(row.headers)).not.toContain(signature);
   });
 
   it('ignores a late failed after success (forward-only)', async () => {

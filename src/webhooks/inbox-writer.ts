@@ -12,6 +12,8 @@ export interface InboxInsert {
   /** The stored `{event, data}` JSON text (card secrets stripped). */
   payloadJson: string;
   signatureHeader: string;
+  /** JSON text of the request headers of interest (see WebhooksController). */
+  headersJson: string;
 }
 
 interface Waiting {
@@ -24,7 +26,7 @@ interface Waiting {
 /** Columns of `webhook_events` named as the WebhookEvent type's fields. */
 export const WEBHOOK_EVENT_COLUMNS = Prisma.sql`id, dedupe_key AS "dedupeKey", event, provider_id AS "providerId",
   reference, raw_body AS "rawBody", payload, signature_header AS "signatureHeader", received_at AS "receivedAt",
-  processed_at AS "processedAt", outcome, error, attempts, next_attempt_at AS "nextAttemptAt"`;
+  processed_at AS "processedAt", outcome, error, attempts, next_attempt_at AS "nextAttemptAt", headers`;
 
 /**
  * Stores callbacks in the inbox with group inserts: when no insert is running, an event is written
@@ -71,11 +73,11 @@ export class InboxWriter {
         batch.map(
           ({ id, values: v }) =>
             Prisma.sql`(${id}::uuid, ${v.dedupeKey}, ${v.event}, ${v.providerId}, ${v.reference}, ${v.rawBody},
-                        ${v.payloadJson}::jsonb, ${v.signatureHeader})`,
+                        ${v.payloadJson}::jsonb, ${v.signatureHeader}, ${v.headersJson}::jsonb)`,
         ),
       );
       const inserted = await this.prisma.$queryRaw<WebhookEvent[]>`
-        INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header)
+        INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, headers)
         VALUES ${rows}
         ON CONFLICT (dedupe_key) DO NOTHING
         RETURNING ${WEBHOOK_EVENT_COLUMNS}`;

@@ -12,6 +12,18 @@ import { MetricsService } from '../metrics/metrics.service';
 import { SIGNATURE_HEADERS, verifyWebhookSignature } from './signature';
 import { WebhooksService } from './webhooks.service';
 
+/** Request headers kept with each stored callback, for tracing a delivery (never the signature). */
+const HEADERS_OF_INTEREST = ['content-type', 'content-length', 'user-agent', 'x-request-id'];
+
+function headersOfInterest(request: FastifyRequest): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of HEADERS_OF_INTEREST) {
+    const value = request.headers[name];
+    if (typeof value === 'string') kept[name] = value.slice(0, 200);
+  }
+  return kept;
+}
+
 /** The provider's callbacks: no client key; the HMAC signature is checked instead. */
 @ApiTags('webhooks')
 @Public()
@@ -56,7 +68,7 @@ export class WebhooksController {
       throw new DomainError(ErrorCode.Unauthorized, 'Missing or invalid webhook signature.');
     }
     const event = this.webhooks.parse(request.body);
-    const result = await this.webhooks.receive(event, raw.toString('utf8'), header);
+    const result = await this.webhooks.receive(event, raw.toString('utf8'), header, headersOfInterest(request));
     return { received: true, ...result };
   }
 }

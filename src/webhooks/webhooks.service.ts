@@ -123,6 +123,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     event: ProviderEvent,
     rawBody: string,
     signatureHeader: string,
+    headers: Record<string, string> = {},
   ): Promise<{ duplicate: boolean; outcome: WebhookOutcome | 'pending' }> {
     // Card events: card-number keys dropped, and anything shaped like a card number masked in free
     // text too (a merchant narrative could carry one); other events keep long numbers (accounts).
@@ -140,6 +141,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       rawBody: stripped ? clean : rawBody,
       payloadJson: clean,
       signatureHeader,
+      headersJson: JSON.stringify(headers),
     });
     if (!row) return { duplicate: true, outcome: 'pending' };
     if (this.config.get('WEBHOOK_APPLY', { infer: true }) === 'inline') {
