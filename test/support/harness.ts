@@ -116,7 +116,7 @@ async function startGateway(
     WEBHOOK_APPLY: 'inline',
     ...env,
   });
-  const app = await createApp({ bufferLogs: false });
+  const app = await createApp({ bufferLogs: true });
   if (port) await app.listen({ port, host: '127.0.0.1' });
   const prisma = app.get(PrismaService);
   return {
