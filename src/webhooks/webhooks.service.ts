@@ -160,22 +160,25 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Runs when the apply queue empties after an overflow: leases due inbox events from the database
-   * in batches and queues them, until none is left.
+   * in a batch and queues them (the queue's next drain pumps again, until none is left). Says
+   * whether it queued some, found none, or failed (the events then wait for the retry pass).
    */
-  private async pump(): Promise<void> {
-    if (!this.overflowed || this.pumping) return;
+  private async pump(): Promise<'queued' | 'none' | 'failed'> {
+    if (!this.overflowed || this.pumping) return 'none';
     this.pumping = true;
     try {
       this.overflowed = false;
       const due = await this.claimDue({ limit: Math.max(1, Math.ceil(this.queueLimit / 2)) });
       for (const row of due) this.enqueue(row);
-      if (due.length > 0) this.overflowed = true;
-    } catch (error) {
+      if (due.length === 0) return 'none';
       this.overflowed = true;
+      return 'queued';
+    } catch (error) {
       this.logger.error(
         { error: (error as Error).message },
         'webhook pump failed; the retry pass will take the events',
       );
+      return 'failed';
     } finally {
       this.pumping = false;
     }
@@ -194,11 +197,16 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     });
   }
 
-  /** Waits until every event queued on this instance has been applied (shutdown, tests). */
+  /**
+   * Waits until every event queued on this instance has been applied, pumping overflowed events
+   * from the inbox too (shutdown, tests). Stops early if the inbox cannot be read: those events
+   * stay due in the database for the retry pass.
+   */
   async drain(): Promise<void> {
-    while (!this.queue.idle() || this.overflowed || this.pumping) {
+    for (;;) {
       if (!this.queue.idle()) await this.queue.drained();
-      else await new Promise((resolve) => setTimeout(resolve, 10));
+      else if (this.pumping) await new Promise((resolve) => setTimeout(resolve, 10));
+      else if (!this.overflowed || (await this.pump()) === 'failed') return;
     }
   }
 
