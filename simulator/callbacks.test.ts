@@ -1,6 +1,6 @@
 import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import { signCallback } from './callbacks';
-import { TestSim, testSimulator } from './testing';
+import { cardUserBody, TestSim, testSimulator } from './testing';
 
 const SECRET = 'whsec-callback-test';
 
@@ -282,22 +282,7 @@ describe('simulator callbacks', () => {
   // ---- cards ---------------------------------------------------------------------------------
 
   const register = (idNumber = 'A1234567') =>
-    sim.api('POST', '/virtualcards/registercarduser', {
-      customerEmail: email,
-      idNumber,
-      idType: 'PASSPORT',
-      firstName: 'Ada',
-      lastName: 'Obi',
-      phoneNumber: '+2348012345678',
-      city: 'Lagos',
-      state: 'Lagos',
-      zipCode: '100001',
-      line1: '1 Marina',
-      houseName: '1',
-      bvn: '22222222222',
-      userPhoto: 'x',
-      country: 'NG',
-    });
+    sim.api('POST', '/virtualcards/registercarduser', cardUserBody(email, { idNumber }));
   const createCard = (amount: number) =>
     sim.api('POST', '/virtualcards/create', {
       customerEmail: email,

@@ -1,5 +1,5 @@
 import { isLuhnValid } from './generate';
-import { TestSim, testSimulator } from './testing';
+import { cardUserBody, TestSim, testSimulator } from './testing';
 
 describe('virtual accounts', () => {
   let sim: TestSim;
@@ -57,23 +57,7 @@ describe('virtual cards', () => {
   let sim: TestSim;
   let email: string;
   const register = (over: Record<string, unknown> = {}) =>
-    sim.api('POST', '/virtualcards/registercarduser', {
-      customerEmail: email,
-      idNumber: 'A1234567',
-      idType: 'PASSPORT',
-      firstName: 'Ada',
-      lastName: 'Obi',
-      phoneNumber: '+2348012345678',
-      city: 'Lagos',
-      state: 'Lagos',
-      zipCode: '100001',
-      line1: '1 Marina',
-      houseName: '1',
-      bvn: '22222222222',
-      userPhoto: 'x',
-      country: 'NG',
-      ...over,
-    });
+    sim.api('POST', '/virtualcards/registercarduser', cardUserBody(email, over));
   const createCard = async (amount = 1_000) => {
     const res = await sim.api('POST', '/virtualcards/create', {
       customerEmail: email,

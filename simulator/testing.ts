@@ -59,6 +59,27 @@ export async function testSimulator(options: Partial<SimulatorOptions> = {}): Pr
   };
 }
 
+/** The body of POST /virtualcards/registercarduser for a Nigerian card user (with a BVN). */
+export function cardUserBody(customerEmail: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    customerEmail,
+    idNumber: 'A1234567',
+    idType: 'PASSPORT',
+    firstName: 'Ada',
+    lastName: 'Obi',
+    phoneNumber: '+2348012345678',
+    city: 'Lagos',
+    state: 'Lagos',
+    zipCode: '100001',
+    line1: '1 Marina',
+    houseName: '1',
+    bvn: '22222222222',
+    userPhoto: 'x',
+    country: 'NG',
+    ...overrides,
+  };
+}
+
 function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
