@@ -2,8 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsObject, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-
-const upper = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
+import { upper } from '../common/validation';
 
 /** One field of a destination type (provider-api.md "Country requirement"). */
 export class DestinationFieldDto {

@@ -11,9 +11,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { CARD_HOLDER_STATUSES } from './card-state';
-
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-const upper = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
+import { trim, upper } from '../common/validation';
 
 /** Longest image reference (URL or data URI) accepted; the request body limit applies as well. */
 const MAX_IMAGE_LENGTH = 1_000_000;

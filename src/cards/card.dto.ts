@@ -4,9 +4,7 @@ import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, Min
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { CardStatus, TransactionStatus } from '../generated/prisma/enums';
 import { CARD_BRANDS } from './card-rules';
-
-const lower = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+import { lower, trim } from '../common/validation';
 
 export const CARD_STATUSES = Object.values(CardStatus);
 export const CARD_TRANSACTION_STATUSES = Object.values(TransactionStatus);

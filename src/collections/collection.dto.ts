@@ -17,9 +17,7 @@ import {
 import { CURRENCY_EXPONENTS } from '../common/money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import type { TransactionStatus } from '../generated/prisma/client';
-
-const upper = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+import { trim, upper } from '../common/validation';
 
 /** Statuses a collection's ledger row can have (src/transactions/transaction-state.ts, kind `collection`). */
 export const COLLECTION_STATUSES: TransactionStatus[] = [

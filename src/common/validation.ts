@@ -7,6 +7,13 @@ import {
 import { plainToInstance } from 'class-transformer';
 import { FieldError, ValidationError } from './errors';
 
+/** `@Transform` helpers for DTO strings: trimmed, and optionally upper- or lower-cased (other values pass through). */
+export const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+export const upper = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.trim().toUpperCase() : value;
+export const lower = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? value.trim().toLowerCase() : value;
+
 /** Flattens class-validator's nested errors into `{field, message}` with dotted field paths. */
 export function flattenValidationErrors(errors: ClassValidatorError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {

@@ -2,14 +2,12 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsEmail, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-const lowerTrim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
+import { lower, trim } from '../common/validation';
 
 /** Body of POST /v1/customers. Emails are compared case-insensitively (stored lower-case). */
 export class CreateCustomerDto {
   @ApiProperty({ example: 'ada@example.com', maxLength: 254 })
-  @Transform(lowerTrim)
+  @Transform(lower)
   @IsEmail()
   @MaxLength(254)
   email: string;
@@ -45,7 +43,7 @@ export class CreateCustomerDto {
 export class UpdateCustomerDto {
   @ApiPropertyOptional({ example: 'ada@example.com' })
   @IsOptional()
-  @Transform(lowerTrim)
+  @Transform(lower)
   @IsEmail()
   @MaxLength(254)
   email?: string;
@@ -94,7 +92,7 @@ export class GetCustomerQueryDto {
 export class ListCustomersQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Exact email (case-insensitive).' })
   @IsOptional()
-  @Transform(lowerTrim)
+  @Transform(lower)
   @IsEmail()
   email?: string;
 }

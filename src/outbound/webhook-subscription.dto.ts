@@ -4,8 +4,7 @@ import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsStri
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { GATEWAY_EVENT_TYPES } from './gateway-events';
 import { MAX_URL_LENGTH } from './subscription-url';
-
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
+import { trim } from '../common/validation';
 
 /** Body of POST /v1/webhook-subscriptions. */
 export class CreateWebhookSubscriptionDto {

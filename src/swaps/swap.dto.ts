@@ -3,8 +3,8 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
 import { CURRENCY_EXPONENTS } from '../common/money';
 import { SWAP_QUOTE_STATUSES } from './swap-quote-rules';
+import { upper } from '../common/validation';
 
-const upper = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
 const CURRENCIES = Object.keys(CURRENCY_EXPONENTS);
 
 /** Body of POST /v1/swap-quotes. */

@@ -22,6 +22,7 @@ import {
   TransactionKind,
   TransactionStatus,
 } from '../generated/prisma/enums';
+import { lower, trim, upper } from '../common/validation';
 
 /** Largest page of GET /v1/transactions (the finance issue: `limit` ≤ 200). */
 export const MAX_TRANSACTION_PAGE = 200;
@@ -31,10 +32,6 @@ const KINDS = Object.values(TransactionKind);
 const STATUSES = Object.values(TransactionStatus);
 const DIRECTIONS = Object.values(TransactionDirection);
 const SOURCES = Object.values(StatusChangeSource);
-
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-const upper = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toUpperCase() : value);
-const lower = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
 
 /** A minor-unit amount in a query string: digits only (kept as a string, parsed to bigint by the service). */
 const MINOR_UNITS = /^\d{1,18}$/;

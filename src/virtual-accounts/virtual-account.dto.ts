@@ -3,9 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { VIRTUAL_ACCOUNT_BANKS } from './virtual-account-rules';
-
-const trim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value);
-const lowerTrim = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
+import { lower, trim } from '../common/validation';
 
 /**
  * Body of POST /v1/virtual-accounts. `bvn` and `dateOfBirth` are sent to the provider and not
@@ -21,7 +19,7 @@ export class CreateVirtualAccountDto {
     example: 'safehaven',
     description: 'Bank issuing the account (lower-case identifier).',
   })
-  @Transform(lowerTrim)
+  @Transform(lower)
   @IsIn(VIRTUAL_ACCOUNT_BANKS, { message: `bank must be one of ${VIRTUAL_ACCOUNT_BANKS.join(', ')}` })
   bank: string;
 
