@@ -16,8 +16,8 @@ const PAYOUT_STATUS: Record<string, TransactionStatus> = {
   expired: 'expired',
 };
 
-/** Statuses a payout can be stuck in waiting for the provider. */
-const OPEN_PAYOUT_STATUSES: string[] = ['unknown', 'initiated', 'pending', 'processing'];
+/** Statuses a payout or swap can be stuck in waiting for the provider. */
+const OPEN_STATUSES: string[] = ['unknown', 'initiated', 'pending', 'processing'];
 
 /** Ledger kinds whose rows the provider's GET /transactions/{id} can answer for. */
 const RECONCILED_KINDS: string[] = ['payout', 'swap'];
@@ -36,11 +36,13 @@ export interface ReconciliationReport {
 }
 
 /**
- * Reconciliation: asks the provider (GET /transactions/{id}) about payouts stuck in a non-final
- * status for longer than a threshold and moves them forward through the ledger's state machine
- * with source `reconciliation`; re-tries inbox events that matched no record when they arrived.
- * Moves are decided under the ledger's row lock, so two instances running a pass at once never
- * apply the same move twice. (Scheduling it every few minutes comes with the job queue.)
+ * Reconciliation: payouts and swaps stuck in a non-final status for longer than a threshold are
+ * looked up at the provider (GET /transactions/{id}); card top-ups and withdrawals through the
+ * card's provider listing; each is moved forward through the ledger's state machine with source
+ * `reconciliation`. Then inbox events that are due (unmatched, failed, or stored by a process that
+ * died) are retried. Rows are leased per pass and moves are decided under the ledger's row lock, so
+ * instances running passes at once never look a row up twice or apply a move twice. The `reconcile`
+ * job (src/jobs) runs a pass every 2 minutes.
  */
 @Injectable()
 export class ReconciliationService {
@@ -70,19 +72,7 @@ export class ReconciliationService {
     };
     const now = opts.now ?? new Date();
     const before = new Date(now.getTime() - (opts.olderThanMs ?? 5 * 60_000));
-    // Lease the stuck rows: touching updated_at takes them out of every other pass's selection
-    // (SKIP LOCKED keeps concurrent passes from waiting on each other), so with several gateway
-    // instances each row is looked up by one pass only.
-    const stuck = await this.prisma.$queryRaw<Array<Pick<Transaction, 'id' | 'providerId' | 'status'>>>`
-      UPDATE transactions SET updated_at = now()
-      WHERE id IN (
-        SELECT id FROM transactions
-        WHERE kind::text = ANY(${RECONCILED_KINDS}) AND status::text = ANY(${OPEN_PAYOUT_STATUSES})
-          AND provider_id IS NOT NULL AND updated_at < ${before}
-        ORDER BY updated_at
-        LIMIT ${opts.limit ?? 100}
-        FOR UPDATE SKIP LOCKED)
-      RETURNING id, provider_id AS "providerId", status`;
+    const stuck = await this.leaseStuck(RECONCILED_KINDS, OPEN_STATUSES, before, opts.limit ?? 100);
     for (const row of stuck) {
       report.checked += 1;
       try {
@@ -100,23 +90,43 @@ export class ReconciliationService {
   }
 
   /**
+   * Leases up to `limit` rows of these kinds stuck in these statuses since before `before` (payouts
+   * and swaps need a provider id to be looked up; card movements a card): touching updated_at takes
+   * them out of every other pass's selection, and SKIP LOCKED keeps concurrent passes from waiting
+   * on each other, so with several gateway instances each row is handled by one pass only.
+   */
+  private leaseStuck(
+    kinds: string[],
+    statuses: string[],
+    before: Date,
+    limit: number,
+  ): Promise<Array<Pick<Transaction, 'id' | 'providerId' | 'status' | 'cardId'>>> {
+    return this.prisma.$queryRaw`
+      UPDATE transactions SET updated_at = now()
+      WHERE id IN (
+        SELECT id FROM transactions
+        WHERE kind::text = ANY(${kinds}) AND status::text = ANY(${statuses}) AND updated_at < ${before}
+          AND (provider_id IS NOT NULL OR card_id IS NOT NULL)
+        ORDER BY updated_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED)
+      RETURNING id, provider_id AS "providerId", status, card_id AS "cardId"`;
+  }
+
+  /**
    * Card top-ups and withdrawals stuck in `created`, `unknown` or `pending` (their callback never
    * came, or the provider's answer was lost): GET /transactions/{id} does not know card movements,
    * so the card's own listing is read instead (CardTransactionsService.sync, which settles rows by
    * provider id or reference, source `reconciliation`). Rows are leased like payouts, one sync per card.
    */
   private async reconcileCards(before: Date, limit: number, report: ReconciliationReport): Promise<void> {
-    const stuck = await this.prisma.$queryRaw<Array<{ cardId: string }>>`
-      UPDATE transactions SET updated_at = now()
-      WHERE id IN (
-        SELECT id FROM transactions
-        WHERE kind IN ('card_topup', 'card_withdrawal') AND status IN ('created', 'unknown', 'pending')
-          AND card_id IS NOT NULL AND updated_at < ${before}
-        ORDER BY updated_at
-        LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED)
-      RETURNING card_id AS "cardId"`;
-    for (const cardId of new Set(stuck.map((row) => row.cardId))) {
+    const stuck = await this.leaseStuck(
+      ['card_topup', 'card_withdrawal'],
+      ['created', 'unknown', 'pending'],
+      before,
+      limit,
+    );
+    for (const cardId of new Set(stuck.flatMap((row) => (row.cardId ? [row.cardId] : [])))) {
       try {
         const card = await this.prisma.card.findUnique({ where: { id: cardId } });
         if (!card?.providerId) continue;
