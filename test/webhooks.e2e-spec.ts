@@ -142,6 +142,15 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     expect(metrics).toMatch(/webhook_apply_queue_depth 0\n/);
   });
 
+  it('keeps numeric provider ids as text to match on (ids are never assumed to be UUIDs or strings)', async () => {
+    const res = await signed({ event: 'payout.transfer.success', data: { id: 987654321, status: 'success' } });
+    expect(res.body.outcome).toBe('unmatched');
+    const [row] = await h.db.query<{ provider_id: string }>(
+      "SELECT provider_id FROM webhook_events WHERE payload->'data'->>'id' = '987654321'",
+    );
+    expect(row.provider_id).toBe('987654321');
+  });
+
   it('answers 400 for a signed body that is not {event, data}', async () => {
     const res = await signed({ hello: 'world' });
     expect(res.status).toBe(400);

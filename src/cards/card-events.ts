@@ -8,6 +8,7 @@ import { CardLedger } from './card-ledger';
 import { ledgerStatusOfCardTransaction } from './card-rules';
 import { CardsRepository } from './cards.repository';
 import { CardsService } from './cards.service';
+import { LedgerService } from '../transactions/ledger.service';
 
 /** Card creation results (provider-webhooks.md "Event names": id, reference, status, createdStatus / reason). */
 export const CARD_CREATED_EVENTS = ['virtualcard.created.success', 'virtualcard.created.failed'] as const;
@@ -65,6 +66,7 @@ export class CardEventsHandler implements OnModuleInit {
     private readonly cards: CardsRepository,
     private readonly cardsService: CardsService,
     private readonly cardLedger: CardLedger,
+    private readonly ledger: LedgerService,
   ) {}
 
   onModuleInit(): void {
@@ -105,12 +107,7 @@ export class CardEventsHandler implements OnModuleInit {
   /** virtualcard.topup|withdrawal.success|failed → the gateway's ledger row (by provider id, else reference). */
   async applyMoney({ row, event, data }: InboxEvent): Promise<WebhookOutcome> {
     const rule = CARD_MONEY_EVENTS[event];
-    const match = [
-      ...(row.providerId ? [{ providerId: row.providerId }] : []),
-      ...(row.reference ? [{ reference: row.reference }] : []),
-    ];
-    if (match.length === 0) return 'unmatched';
-    const transaction = await this.prisma.transaction.findFirst({ where: { kind: rule.kind, OR: match } });
+    const transaction = await this.ledger.findByProviderIdOrReference(rule.kind, row.providerId, row.reference);
     if (!transaction) return 'unmatched';
     // The event's own status wins when it says the movement is still in progress (forward-only refuses it).
     const to = ledgerStatusOfCardTransaction(text(data, 'status')) === 'pending' ? 'pending' : rule.to;

@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../common/errors';
 import { PrismaService } from '../database/prisma.service';
-import { Prisma, type StatusChangeSource, type Transaction, type TransactionStatus } from '../generated/prisma/client';
+import {
+  Prisma,
+  type StatusChangeSource,
+  type Transaction,
+  type TransactionKind,
+  type TransactionStatus,
+} from '../generated/prisma/client';
 import { OutboxService } from '../outbound/outbox.service';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
@@ -173,6 +179,25 @@ export class LedgerService {
       patch: { failureReason: error instanceof Error ? error.message : String(error) },
     });
     return to;
+  }
+
+  /**
+   * The ledger row of `kind` a provider record or event is about: matched by the provider's id,
+   * else by the reference the gateway sent; when both match different rows, the provider id wins.
+   * Null when neither is given or nothing matches.
+   */
+  async findByProviderIdOrReference(
+    kind: TransactionKind,
+    providerId: string | null,
+    reference: string | null,
+  ): Promise<Transaction | null> {
+    if (!providerId && !reference) return null;
+    const [row] = await this.prisma.$queryRaw<Transaction[]>`
+      SELECT ${TRANSACTION_COLUMNS} FROM transactions t
+      WHERE t.kind = ${kind}::"TransactionKind" AND (t.provider_id = ${providerId} OR t.reference = ${reference})
+      ORDER BY (t.provider_id = ${providerId}) DESC NULLS LAST
+      LIMIT 1`;
+    return row ?? null;
   }
 
   /** @throws NotFoundError (404). */

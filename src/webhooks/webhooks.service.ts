@@ -27,6 +27,12 @@ const LEDGER_EVENTS: Record<string, { kind: TransactionKind; to: TransactionStat
   'transaction.deposit.success': { kind: 'collection', to: 'success' },
 };
 
+/** An identifier as text: the provider sends ids as strings or numbers (never validated as UUIDs). */
+function idText(value: unknown): string | null {
+  if (typeof value === 'string' && value !== '') return value;
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
+}
+
 /** Keys that hold identifiers, matched as they are: never masked, even when long and numeric. */
 const IDENTIFIER_KEY = /(^id$|id$|Id$|reference)/;
 
@@ -136,8 +142,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     const row = await this.inbox.insert({
       dedupeKey: dedupeKey(event),
       event: event.event,
-      providerId: typeof data.id === 'string' ? data.id : null,
-      reference: typeof data.reference === 'string' ? data.reference : null,
+      providerId: idText(data.id),
+      reference: idText(data.reference),
       rawBody: stripped ? clean : rawBody,
       payloadJson: clean,
       signatureHeader,
@@ -309,13 +315,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       const collection = await this.prisma.collection.findUnique({ where: { providerId: row.providerId } });
       if (collection) return collection.transactionId;
     }
-    if (!row.providerId && !row.reference) return null;
-    // The provider id wins over the reference when both match different rows.
-    const [transaction] = await this.prisma.$queryRaw<Array<{ id: string }>>`
-      SELECT id FROM transactions
-      WHERE kind = ${kind}::"TransactionKind" AND (provider_id = ${row.providerId} OR reference = ${row.reference})
-      ORDER BY (provider_id = ${row.providerId}) DESC NULLS LAST
-      LIMIT 1`;
+    const transaction = await this.ledger.findByProviderIdOrReference(kind, row.providerId, row.reference);
     return transaction?.id ?? null;
   }
 }
