@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import {
   ConflictError,
   ErrorCode,
@@ -91,6 +91,8 @@ export function cardDetailsPatch(details: CardDetails): CardPatch {
  */
 @Injectable()
 export class CardsService {
+  private readonly logger = new Logger('Cards');
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly ledger: LedgerService,
@@ -313,7 +315,7 @@ export class CardsService {
       terminate: (cardId) => this.provider.terminateCard(cardId),
     };
     const upstream = await call[action](card.providerId);
-    const { card: moved } = await this.cards.move(id, action, {
+    const { outcome, card: moved } = await this.cards.move(id, action, {
       ...cardDetailsPatch({
         last4: upstream.last4,
         nameOnCard: upstream.cardName,
@@ -323,6 +325,11 @@ export class CardsService {
       }),
       providerPayload: upstream.raw as Prisma.InputJsonValue,
     });
+    if (outcome === 'refused') {
+      // Another request moved the card while this one was at the provider (e.g. a terminate won).
+      this.logger.warn({ cardId: id, action, status: moved.status }, 'card moved by a concurrent request');
+      throw new InvalidStateTransitionError('card', moved.status, rule.to);
+    }
     return toCardDto(moved);
   }
 }
