@@ -35,6 +35,8 @@ export interface CreatedAtCursor {
   id: string;
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Encodes a keyset position as an opaque base64url token. */
 export function encodeCursor(cursor: CreatedAtCursor): string {
   return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id])).toString('base64url');
@@ -48,7 +50,8 @@ export function decodeCursor(token: string): CreatedAtCursor {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as [string, string];
     const date = new Date(createdAt);
-    if (Number.isNaN(date.getTime()) || typeof id !== 'string') throw new Error('bad cursor');
+    // Every keyset list orders by (createdAt, id) with UUID ids: anything else was not made here.
+    if (Number.isNaN(date.getTime()) || typeof id !== 'string' || !UUID.test(id)) throw new Error('bad cursor');
     return { createdAt: date, id };
   } catch {
     throw new ValidationError([{ field: 'cursor', message: 'cursor is not a valid page cursor' }]);

@@ -18,8 +18,6 @@ import { majorOf, toTransactionDetailDto, toTransactionDto } from './transaction
 import { coalesce, csvWriter, toCsvRecords } from './transactions-csv';
 import { TransactionsRepository } from './transactions.repository';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The validated query → the repository's typed filter (ISO strings → Date, minor-unit digits → bigint). */
 export function toFilter(query: TransactionFilterDto): TransactionFilter {
   const instant = (value: string | undefined, field: string): Date | undefined => {
@@ -46,18 +44,6 @@ export function toFilter(query: TransactionFilterDto): TransactionFilter {
 }
 
 /**
- * Keyset position from a `nextCursor`.
- * @throws ValidationError (400, field `cursor`) for a token this API did not produce.
- */
-function positionOf(cursor: string | undefined): KeysetPosition | undefined {
-  if (cursor === undefined) return undefined;
-  const position = decodeCursor(cursor);
-  if (!UUID.test(position.id))
-    throw new ValidationError([{ field: 'cursor', message: 'cursor is not a valid page cursor' }]);
-  return position;
-}
-
-/**
  * The finance view of the ledger (scope `transactions:read`): filtered keyset lists, one
  * transaction with its status history (optionally reconciled with the provider first), totals
  * per currency × kind × status, and a streamed CSV export. It reads only; the one write it can
@@ -77,7 +63,12 @@ export class TransactionsService {
   async list(query: ListTransactionsQueryDto): Promise<TransactionPageDto> {
     const limit = query.limit ?? DEFAULT_TRANSACTION_PAGE;
     const order: SortOrder = query.order ?? 'desc';
-    const rows = await this.repository.list(toFilter(query), order, positionOf(query.cursor), limit);
+    const rows = await this.repository.list(
+      toFilter(query),
+      order,
+      query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+      limit,
+    );
     const hasMore = rows.length > limit;
     const page = hasMore ? rows.slice(0, limit) : rows;
     const last = page[page.length - 1];
