@@ -252,8 +252,10 @@ describe('finance transactions API (e2e)', () => {
           fee: Number(seed.fee),
           currency: 'NGN',
           amountDecimal: formatMajor(seed.amount, 'NGN'),
+          feeDecimal: formatMajor(seed.fee, 'NGN'),
           counterAmount: Number(seed.counterAmount),
           counterCurrency: 'KES',
+          counterAmountDecimal: formatMajor(seed.counterAmount!, 'KES'),
           exchangeRate: '1540.25',
           customerId: seed.customerId,
           beneficiaryId: seed.beneficiaryId,
@@ -272,6 +274,21 @@ describe('finance transactions API (e2e)', () => {
       expect(one.body.data[0].amountDecimal).toBe(formatMajor(btc.amount, 'BTC'));
       expect(one.body.data[0].amountDecimal).toMatch(/^\d+\.\d{8}$/);
     });
+  });
+
+  it('answers an amount beyond 2^53 as an exact integer string, in lists and alone', async () => {
+    const id = randomUUID();
+    await h.db.query(
+      `INSERT INTO transactions (id, kind, direction, status, amount, fee, currency, reference, updated_at)
+       VALUES ($1, 'collection', 'credit', 'success', 9007199254740993, 0, 'NGN', $2, now())`,
+      [id, `huge-${id}`],
+    );
+    const one = await get(`/v1/transactions/${id}`);
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ amount: '9007199254740993', amountDecimal: '90071992547409.93', fee: 0 });
+    const list = await get(`/v1/transactions?reference=huge-${id}`);
+    expect(list.body.data[0].amount).toBe('9007199254740993');
+    await h.db.query('DELETE FROM transactions WHERE id = $1', [id]);
   });
 
   describe('validation (400 problem+json naming the field)', () => {

@@ -162,6 +162,20 @@ export function formatMajor(minor: bigint, currency: string): string {
 }
 
 /**
+ * Minor units for a JSON answer or event: a number while within ±Number.MAX_SAFE_INTEGER, else an
+ * exact integer string (never a rounded number, never an error for a stored amount).
+ */
+export function minorToJson(minor: bigint): number | string {
+  const safe = minor <= BigInt(Number.MAX_SAFE_INTEGER) && minor >= -BigInt(Number.MAX_SAFE_INTEGER);
+  return safe ? Number(minor) : minor.toString();
+}
+
+/** Major-unit decimal string, or undefined for a currency the gateway has no exponent for. */
+export function tryFormatMajor(minor: bigint, currency: string): string | undefined {
+  return Object.prototype.hasOwnProperty.call(CURRENCY_EXPONENTS, currency) ? formatMajor(minor, currency) : undefined;
+}
+
+/**
  * Minor units as a JSON number (for API responses and the provider's numeric `amount` fields).
  * @throws ValidationError (field `amount`) when beyond ±Number.MAX_SAFE_INTEGER.
  */

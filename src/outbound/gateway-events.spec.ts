@@ -5,9 +5,9 @@ import {
   isGatewayEventType,
   LEDGER_EVENT_TYPES,
   ledgerEventType,
-  minorUnitsForJson,
   toTransactionEventData,
 } from './gateway-events';
+import { minorToJson } from '../common/money';
 
 describe('gateway events', () => {
   it('maps ledger moves to event types', () => {
@@ -43,8 +43,8 @@ describe('gateway events', () => {
   });
 
   it('gives a public view of the row with amounts in minor units, as strings beyond safe integers', () => {
-    expect(minorUnitsForJson(150000n)).toBe(150000);
-    expect(minorUnitsForJson(9007199254740993n)).toBe('9007199254740993');
+    expect(minorToJson(150000n)).toBe(150000);
+    expect(minorToJson(9007199254740993n)).toBe('9007199254740993');
     const row = {
       id: 'a3a0d7c4-2f6e-4a8f-9a52-2f7d2c0b9f11',
       kind: 'payout',

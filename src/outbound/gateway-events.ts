@@ -5,6 +5,7 @@
  * events are published by the cards module itself.
  */
 import type { Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
+import { minorToJson } from '../common/money';
 
 /** The ledger's event table, as data: (kind, new status) → event type. Statuses not listed announce nothing. */
 export const LEDGER_EVENT_TYPES = {
@@ -91,20 +92,14 @@ export interface TransactionEventData {
   completedAt: string | null;
 }
 
-/** Minor units as a JSON number when safe, else as a decimal string. */
-export function minorUnitsForJson(minor: bigint): number | string {
-  const safe = minor <= BigInt(Number.MAX_SAFE_INTEGER) && minor >= -BigInt(Number.MAX_SAFE_INTEGER);
-  return safe ? Number(minor) : minor.toString();
-}
-
 export function toTransactionEventData(row: Transaction): TransactionEventData {
   return {
     id: row.id,
     kind: row.kind,
     direction: row.direction,
     status: row.status,
-    amount: minorUnitsForJson(row.amount),
-    fee: minorUnitsForJson(row.fee),
+    amount: minorToJson(row.amount),
+    fee: minorToJson(row.fee),
     currency: row.currency,
     reference: row.reference,
     customerId: row.customerId,

@@ -231,8 +231,18 @@ export class TransactionDto {
   @ApiProperty({ enum: DIRECTIONS, enumName: 'TransactionDirection', example: 'debit' })
   direction: TransactionDirection;
   @ApiProperty({ enum: STATUSES, enumName: 'TransactionStatus', example: 'success' }) status: TransactionStatus;
-  @ApiProperty({ example: 150000, description: 'Minor units of `currency` (150000 USD = 1,500.00).' }) amount: number;
-  @ApiProperty({ example: 1500, description: 'Fee in minor units of `currency`.' }) fee: number;
+  @ApiProperty({
+    oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }],
+    example: 150000,
+    description: 'Minor units of `currency` (150000 USD = 1,500.00); an integer string beyond 2^53.',
+  })
+  amount: number | string;
+  @ApiProperty({
+    oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }],
+    example: 1500,
+    description: 'Fee in minor units of `currency`; an integer string beyond 2^53.',
+  })
+  fee: number | string;
   @ApiProperty({ example: 'USD' }) currency: string;
   @ApiPropertyOptional({
     example: '1500.00',
@@ -240,13 +250,24 @@ export class TransactionDto {
       "`amount` in major units, as a decimal string with the currency's digits (absent for a currency the gateway has no exponent for).",
   })
   amountDecimal?: string;
+  @ApiPropertyOptional({
+    example: '15.00',
+    description: '`fee` in major units (decimal string), like `amountDecimal`.',
+  })
+  feeDecimal?: string;
   @ApiProperty({
-    type: Number,
+    oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }],
     nullable: true,
     example: 19350000,
-    description: 'Minor units of `counterCurrency`: the payout destination amount or the swap target amount.',
+    description:
+      'Minor units of `counterCurrency`: the payout destination amount or the swap target amount (integer string beyond 2^53).',
   })
-  counterAmount: number | null;
+  counterAmount: number | string | null;
+  @ApiPropertyOptional({
+    example: '193500.00',
+    description: '`counterAmount` in major units of `counterCurrency` (decimal string), when its digits are known.',
+  })
+  counterAmountDecimal?: string;
   @ApiProperty({ type: String, nullable: true, example: 'KES' }) counterCurrency: string | null;
   @ApiProperty({ type: String, nullable: true, example: '129', description: 'Exchange rate (decimal string).' })
   exchangeRate: string | null;

@@ -2,31 +2,38 @@
  * Ledger rows (as node-postgres returns them, transaction-query.ts) → the API's shapes. No Nest
  * here: the raw baseline of `npm run bench:finance` serves the same mapping.
  */
-import { CURRENCY_EXPONENTS, formatMajor, minorToNumber, parseRate } from '../common/money';
+import { minorToJson, parseRate, tryFormatMajor } from '../common/money';
 import type { StatusChangeDto, TransactionDetailDto, TransactionDto } from './transaction.dto';
 import type { TransactionRow } from './transaction-query';
 import type { TransactionWithHistoryRow } from './transactions.repository';
 
-/** Major-unit decimal string, or undefined for a currency without a known exponent. */
-export function majorOf(minor: bigint, currency: string): string | undefined {
-  return Object.prototype.hasOwnProperty.call(CURRENCY_EXPONENTS, currency) ? formatMajor(minor, currency) : undefined;
-}
-
-/** A ledger row as the API answers it: minor units as JSON numbers, timestamps ISO 8601 UTC. */
+/**
+ * A ledger row as the API answers it: minor units as JSON numbers (exact integer strings beyond
+ * 2^53), their major-unit decimal strings where the currency's digits are known, ISO 8601 UTC times.
+ */
 export function toTransactionDto(row: TransactionRow): TransactionDto {
   const amount = BigInt(row.amount);
-  const amountDecimal = majorOf(amount, row.currency);
+  const fee = BigInt(row.fee);
+  const counterAmount = row.counter_amount === null ? null : BigInt(row.counter_amount);
+  const amountDecimal = tryFormatMajor(amount, row.currency);
+  const feeDecimal = tryFormatMajor(fee, row.currency);
+  const counterAmountDecimal =
+    counterAmount === null || row.counter_currency === null
+      ? undefined
+      : tryFormatMajor(counterAmount, row.counter_currency);
   return {
     id: row.id,
     kind: row.kind,
     direction: row.direction,
     status: row.status,
-    amount: minorToNumber(amount),
-    fee: minorToNumber(BigInt(row.fee)),
+    amount: minorToJson(amount),
+    fee: minorToJson(fee),
     currency: row.currency,
     ...(amountDecimal === undefined ? {} : { amountDecimal }),
-    counterAmount: row.counter_amount === null ? null : minorToNumber(BigInt(row.counter_amount)),
+    ...(feeDecimal === undefined ? {} : { feeDecimal }),
+    counterAmount: counterAmount === null ? null : minorToJson(counterAmount),
     counterCurrency: row.counter_currency,
+    ...(counterAmountDecimal === undefined ? {} : { counterAmountDecimal }),
     exchangeRate: row.exchange_rate === null ? null : parseRate(row.exchange_rate),
     customerId: row.customer_id,
     beneficiaryId: row.beneficiary_id,

@@ -4,7 +4,7 @@
  */
 import { Transform } from 'node:stream';
 import { stringify, Stringifier } from 'csv-stringify';
-import { CURRENCY_EXPONENTS, formatMajor } from '../common/money';
+import { tryFormatMajor } from '../common/money';
 import type { TransactionRow } from './transaction-query';
 
 /** Header row, in order. Amount columns hold major units as decimal strings; `*_minor` the exact integer. */
@@ -37,8 +37,7 @@ export const CSV_COLUMNS = [
  */
 export function majorOrEmpty(minor: string | null, currency: string | null): string {
   if (minor === null || currency === null) return '';
-  if (!Object.prototype.hasOwnProperty.call(CURRENCY_EXPONENTS, currency)) return '';
-  return formatMajor(BigInt(minor), currency);
+  return tryFormatMajor(BigInt(minor), currency) ?? '';
 }
 
 /**

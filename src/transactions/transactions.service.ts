@@ -14,7 +14,8 @@ import {
   TransactionSummaryQueryDto,
 } from './transaction.dto';
 import type { KeysetPosition, SortOrder, TransactionFilter } from './transaction-query';
-import { majorOf, toTransactionDetailDto, toTransactionDto } from './transaction.mapper';
+import { tryFormatMajor } from '../common/money';
+import { toTransactionDetailDto, toTransactionDto } from './transaction.mapper';
 import { coalesce, csvWriter, toCsvRecords } from './transactions-csv';
 import { TransactionsRepository } from './transactions.repository';
 
@@ -111,9 +112,9 @@ export class TransactionsService {
         status: row.status,
         count: row.count,
         amount: row.amount,
-        amountDecimal: majorOf(BigInt(row.amount), row.currency) ?? '',
+        amountDecimal: tryFormatMajor(BigInt(row.amount), row.currency) ?? '',
         fee: row.fee,
-        feeDecimal: majorOf(BigInt(row.fee), row.currency) ?? '',
+        feeDecimal: tryFormatMajor(BigInt(row.fee), row.currency) ?? '',
       })),
     };
   }
