@@ -11,6 +11,7 @@ import { Harness, startHarness } from './support/harness';
 describe('card movements settled by reconciliation (e2e)', () => {
   let h: Harness;
   let auth: Record<string, string>;
+  let cardId: string;
 
   beforeAll(async () => {
     h = await startHarness({ simulator: { cardTxnSettleDelayMs: 10 } });
@@ -66,5 +67,39 @@ describe('card movements settled by reconciliation (e2e)', () => {
     expect(again).toMatchObject({ cardsSynced: 0, cardMoved: 0 });
     expect((await h.http().get(`/v1/cards/${card.id}`).set(auth)).body.balance).toBe(5700);
     expect((await kit.ledger(card.id)).filter((r) => r.kind === 'card_topup' && r.amount === '700')).toHaveLength(1);
+    cardId = card.id;
+  });
+
+  it('GET /v1/transactions/{id}?refresh=true settles a card movement from the card listing, never the lookup', async () => {
+    const kit = cardKit(h, () => auth);
+    await h.sim.setFault('topUpCard', { latencyMs: 1500, times: 1 });
+    const timedOut = await h
+      .http()
+      .post(`/v1/cards/${cardId}/top-ups`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ amount: 800 });
+    expect(timedOut.status).toBe(504);
+    const [row] = (await kit.ledger(cardId)).filter((r) => r.kind === 'card_topup' && r.amount === '800');
+    const deadline = Date.now() + 5000;
+    while (
+      !((await h.sim.admin('GET', '/records')).body.records as Array<{ reference: string | null }>).some(
+        (r) => r.reference === row.reference,
+      )
+    ) {
+      if (Date.now() > deadline) throw new Error('the simulator never recorded the top-up');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await h.sim.admin('POST', '/flush');
+    await h.sim.admin('DELETE', '/calls');
+
+    const refreshed = await h.http().get(`/v1/transactions/${row.id}?refresh=true`).set(auth);
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.status).toBe('success');
+    expect(refreshed.body.statusHistory.at(-1)).toMatchObject({ to: 'success', source: 'reconciliation' });
+    // A final row is not looked up again; card movements never go to GET /transactions/{id}.
+    expect((await h.http().get(`/v1/transactions/${row.id}?refresh=true`).set(auth)).status).toBe(200);
+    expect(await h.sim.calls('getTransaction')).toEqual([]);
+    expect(await h.sim.calls('listCardTransactions')).toHaveLength(1);
   });
 });

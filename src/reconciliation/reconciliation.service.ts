@@ -1,9 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { CardTransactionsService } from '../cards/card-transactions.service';
 import { PrismaService } from '../database/prisma.service';
-import type { Prisma, Transaction, TransactionStatus } from '../generated/prisma/client';
+import type { Prisma, Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { LedgerService, type TransitionOutcome } from '../transactions/ledger.service';
+import { FINAL_STATUSES } from '../transactions/transaction-state';
 import { WebhooksService } from '../webhooks/webhooks.service';
 
 /** Payout statuses the provider reports (provider-webhooks.md "Other documented rules") → ledger statuses. */
@@ -20,6 +21,9 @@ const PAYOUT_STATUS: Record<string, TransactionStatus> = {
 const OPEN_STATUSES: string[] = ['unknown', 'initiated', 'pending', 'processing'];
 
 /** Ledger kinds whose rows the provider's GET /transactions/{id} can answer for. */
+const LOOKED_UP_KINDS: TransactionKind[] = ['payout', 'swap', 'collection'];
+
+/** Kinds the periodic pass looks up (collections settle by their deposit callback or expire). */
 const RECONCILED_KINDS: string[] = ['payout', 'swap'];
 
 /** Counts of one reconciliation pass. */
@@ -100,7 +104,7 @@ export class ReconciliationService {
     statuses: string[],
     before: Date,
     limit: number,
-  ): Promise<Array<Pick<Transaction, 'id' | 'providerId' | 'status' | 'cardId'>>> {
+  ): Promise<Array<Pick<Transaction, 'id' | 'kind' | 'providerId' | 'status' | 'cardId'>>> {
     return this.prisma.$queryRaw`
       UPDATE transactions SET updated_at = now()
       WHERE id IN (
@@ -110,7 +114,7 @@ export class ReconciliationService {
         ORDER BY updated_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED)
-      RETURNING id, provider_id AS "providerId", status, card_id AS "cardId"`;
+      RETURNING id, kind, provider_id AS "providerId", status, card_id AS "cardId"`;
   }
 
   /**
@@ -141,13 +145,25 @@ export class ReconciliationService {
   }
 
   /**
-   * Looks one ledger row up at the provider (GET /transactions/{providerId}) and applies the
-   * forward move it shows, with source `reconciliation`. Rows without a provider id, or whose
-   * provider status means nothing new, are left as they are (`unchanged`).
+   * Looks one ledger row up at the provider and applies the forward move it shows, with source
+   * `reconciliation`: payouts, swaps and collections through GET /transactions/{providerId}; card
+   * top-ups and withdrawals through the card's listing (which knows them; the lookup does not). A
+   * row already final, a card spend, or a row without a provider id is left as it is without
+   * calling the provider (`unchanged`).
    * @throws ProviderError (502/504) when the provider cannot answer.
    */
-  async reconcileTransaction(row: Pick<Transaction, 'id' | 'providerId' | 'status'>): Promise<TransitionOutcome> {
-    if (!row.providerId) return 'unchanged';
+  async reconcileTransaction(
+    row: Pick<Transaction, 'id' | 'kind' | 'providerId' | 'status' | 'cardId'>,
+  ): Promise<TransitionOutcome> {
+    if (FINAL_STATUSES.includes(row.status)) return 'unchanged';
+    if (row.kind === 'card_topup' || row.kind === 'card_withdrawal') {
+      const card = row.cardId ? await this.prisma.card.findUnique({ where: { id: row.cardId } }) : null;
+      if (!card?.providerId) return 'unchanged';
+      await this.cardTransactions.sync(card);
+      const after = await this.ledger.get(row.id);
+      return after.status === row.status ? 'unchanged' : 'applied';
+    }
+    if (!LOOKED_UP_KINDS.includes(row.kind) || !row.providerId) return 'unchanged';
     const upstream = await this.provider.getTransaction(row.providerId);
     const to = PAYOUT_STATUS[upstream.status.toLowerCase()];
     if (!to || to === row.status) return 'unchanged';

@@ -91,8 +91,10 @@ export class TransactionsService {
     if (refresh) {
       const outcome = await this.reconciliation.reconcileTransaction({
         id: row.id,
+        kind: row.kind,
         providerId: row.provider_id,
         status: row.status,
+        cardId: row.card_id,
       });
       if (outcome === 'applied') row = (await this.repository.getWithHistory(id)) ?? row;
     }
