@@ -163,6 +163,8 @@ describe('parseRate', () => {
     expect(parseRate(1540.5)).toBe('1540.5');
     expect(parseRate('0001.2300')).toBe('1.23');
     expect(parseRate(1e-7)).toBe('0.0000001');
+    // What Prisma's Decimal#toString gives for a small stored rate: rendered back in plain digits.
+    expect(parseRate('6.5e-7')).toBe('0.00000065');
     expect(parseRate('0.000649350649350649')).toBe('0.000649350649350649');
     expect(parseRate(1600)).toBe('1600');
     expect(parseRate('0')).toBe('0');

@@ -9,7 +9,7 @@ import {
   ProviderError,
   ValidationError,
 } from '../common/errors';
-import { currencyExponent, minorToNumber } from '../common/money';
+import { currencyExponent, minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Env } from '../config/env';
 import { CustomersService } from '../customers/customers.service';
@@ -31,7 +31,7 @@ export function toPayoutDto(row: Transaction): PayoutDto {
     amount: minorToNumber(row.amount),
     currency: row.currency,
     fee: minorToNumber(row.fee),
-    rate: row.exchangeRate?.toString() ?? null,
+    rate: row.exchangeRate ? parseRate(row.exchangeRate.toString()) : null,
     quoteExpiresAt: row.providerId ? new Date(row.createdAt.getTime() + PAYOUT_RATE_WINDOW_MS).toISOString() : null,
     payoutAmount: row.counterAmount === null ? null : minorToNumber(row.counterAmount),
     payoutCurrency: row.counterCurrency,

@@ -7,7 +7,7 @@ import {
   ProviderError,
   ValidationError,
 } from '../common/errors';
-import { minorToNumber } from '../common/money';
+import { minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import { PrismaService } from '../database/prisma.service';
 import type { Prisma, SwapQuote, Transaction, TransactionStatus } from '../generated/prisma/client';
@@ -25,7 +25,7 @@ export function toSwapQuoteDto(row: SwapQuote, now: Date = new Date()): SwapQuot
     sourceAmount: minorToNumber(row.sourceAmount),
     targetAmount: minorToNumber(row.targetAmount),
     fee: minorToNumber(row.fee),
-    rate: row.rate.toString(),
+    rate: parseRate(row.rate.toString()),
     expiresAt: row.expiresAt.toISOString(),
     executedAt: row.executedAt?.toISOString() ?? null,
     transactionId: row.transactionId,
@@ -44,7 +44,7 @@ export function toSwapDto(row: Transaction, quoteId: string): SwapDto {
     sourceAmount: minorToNumber(row.amount),
     targetAmount: row.counterAmount === null ? null : minorToNumber(row.counterAmount),
     fee: minorToNumber(row.fee),
-    rate: row.exchangeRate?.toString() ?? null,
+    rate: row.exchangeRate ? parseRate(row.exchangeRate.toString()) : null,
     reference: row.reference,
     providerId: row.providerId,
     failureReason: row.failureReason,
