@@ -344,10 +344,13 @@ describe('finance page (e2e, headless Chromium)', () => {
     expect(await detail.textContent()).toContain('1,500.00 USD');
     expect(await detail.textContent()).toContain(payout.reference);
 
-    // "Check at provider" asks the provider (GET ?refresh=true); the payout is final, so nothing moves.
+    // "Check at provider" asks the gateway (GET ?refresh=true); the payout is final, so the gateway
+    // answers from its ledger without a provider lookup, and nothing moves.
     const lookups = (await h.sim.calls()).length;
+    const refreshed = page.waitForResponse((res) => res.url().includes(`/v1/transactions/${payout.id}?refresh=true`));
     await detail.getByTestId('refresh-transaction').click();
-    await eventually(async () => ((await h.sim.calls()).length > lookups ? true : undefined), 'a provider lookup');
+    expect((await refreshed).status()).toBe(200);
+    expect((await h.sim.calls()).length).toBe(lookups);
     await page.locator('[data-testid=refresh-transaction]:not([disabled])').waitFor();
     expect(await detail.getByTestId('status-change').count()).toBe(history.length);
     expect(await detail.getByTestId('detail-error').count()).toBe(0);
