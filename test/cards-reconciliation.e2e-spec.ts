@@ -102,4 +102,30 @@ describe('card movements settled by reconciliation (e2e)', () => {
     expect(await h.sim.calls('getTransaction')).toEqual([]);
     expect(await h.sim.calls('listCardTransactions')).toHaveLength(1);
   });
+
+  it('syncs a long history once, then reads only its newest page', async () => {
+    const provider = (
+      await h.db.query<{ provider_id: string }>('SELECT provider_id FROM cards WHERE id = $1', [cardId])
+    )[0].provider_id;
+    // 120 spends the gateway never heard of (it does not listen for callbacks here): two listing pages.
+    for (let i = 0; i < 120; i++) {
+      const spent = await h.sim.admin('POST', `/cards/${provider}/spend`, { amount: 1, narrative: `Coffee ${i}` });
+      expect(spent.status).toBe(200);
+    }
+    await h.sim.admin('DELETE', '/calls');
+    const first = await h.http().get(`/v1/cards/${cardId}/transactions`).set(auth);
+    expect(first.status).toBe(200);
+    expect(await h.sim.calls('listCardTransactions')).toHaveLength(2);
+    const spends = await h.db.query(`SELECT 1 FROM transactions WHERE card_id = $1 AND kind = 'card_spend'`, [cardId]);
+    expect(spends).toHaveLength(120);
+
+    await h.sim.admin('DELETE', '/calls');
+    const again = await h.http().get(`/v1/cards/${cardId}/transactions`).set(auth);
+    expect(again.status).toBe(200);
+    expect(await h.sim.calls('listCardTransactions')).toHaveLength(1);
+    expect(
+      await h.db.query(`SELECT 1 FROM transactions WHERE card_id = $1 AND kind = 'card_spend'`, [cardId]),
+    ).toHaveLength(120);
+    expect((await h.http().get(`/v1/cards/${cardId}`).set(auth)).body.balance).toBe(5700 + 800 - 120);
+  });
 });

@@ -484,7 +484,7 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
       expect(await kit.balance(card.id)).toBe(10_000 + 300 + 250_000 - 2500 - 1234);
       const listings = (await h.sim.calls('listCardTransactions')).filter((c) => c.path.includes(card.providerId));
       expect(listings.length).toBeGreaterThanOrEqual(2);
-      expect(listings[0].path).toMatch(/order=ASC/);
+      expect(listings[0].path).toMatch(/order=DESC/);
       expect(listings[0].path).toMatch(/take=100/);
     });
 

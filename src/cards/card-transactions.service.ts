@@ -165,31 +165,46 @@ export class CardTransactionsService {
   }
 
   /**
-   * Reads the provider's listing of the card (page/take/order ASC, following `meta.hasNextPage`,
-   * at most MAX_SYNC_PAGES pages) and applies each row with source `reconciliation`: local top-ups
-   * and withdrawals it finds are settled (matched by provider id, else by the reference the gateway
-   * sent), movements the gateway never saw are recorded. Upserted by provider id: syncing again adds
-   * no row. A card the provider does not know yet (no provider id) is not synced.
+   * Reads the provider's listing of the card, newest first (page/take/order DESC, following
+   * `meta.hasNextPage`, at most MAX_SYNC_PAGES pages) and applies each row with source
+   * `reconciliation`: local top-ups and withdrawals it finds are settled (matched by provider id,
+   * else by the reference the gateway sent), movements the gateway never saw are recorded. Upserted
+   * by provider id: syncing again adds no row. It stops at the first page that changes nothing once
+   * every local row still open (created, unknown, pending) has been seen, so a repeated sync reads
+   * one page, not the card's whole history. A card without a provider id is not synced.
    * Returns how many listing rows were read and how many changed something.
    */
   async sync(card: Card): Promise<{ read: number; changed: number }> {
     if (!card.providerId) return { read: 0, changed: 0 };
+    const open = await this.prisma.transaction.findMany({
+      where: { cardId: card.id, status: { in: ['created', 'unknown', 'pending'] } },
+      select: { reference: true, providerId: true },
+    });
+    const unseen = new Set(open.map((row) => row.reference));
     let read = 0;
     let changed = 0;
     for (let page = 1; page <= MAX_SYNC_PAGES; page++) {
       const listing = await this.provider.listCardTransactions(card.providerId, {
-        order: 'ASC',
+        order: 'DESC',
         page,
         take: SYNC_PAGE_SIZE,
       });
+      let pageChanged = 0;
       for (const item of listing.transactions) {
         read += 1;
         const movement = movementOfListing(item);
         if (!movement) continue;
+        const seen = open.find(
+          (row) =>
+            row.providerId === movement.providerId || (movement.reference && row.reference === movement.reference),
+        );
+        if (seen) unseen.delete(seen.reference);
         const outcome = await this.cardLedger.applyProviderMovement(card, movement, 'reconciliation');
-        if (outcome === 'applied') changed += 1;
+        if (outcome === 'applied') pageChanged += 1;
       }
+      changed += pageChanged;
       if (!listing.meta.hasNextPage || listing.transactions.length === 0) break;
+      if (pageChanged === 0 && unseen.size === 0) break;
     }
     return { read, changed };
   }
