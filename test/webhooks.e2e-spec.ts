@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhook } from '../src/webhooks/signature';
+import { WebhookHandlerRegistry } from '../src/webhooks/webhook-handlers';
 import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
 import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
 
@@ -149,6 +150,30 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
       "SELECT provider_id FROM webhook_events WHERE payload->'data'->>'id' = '987654321'",
     );
     expect(row.provider_id).toBe('987654321');
+  });
+
+  it('has a handler for every event name provider-webhooks.md lists', () => {
+    const documented = [
+      'payout.transfer.success',
+      'payout.transfer.failed',
+      'transaction.deposit.success',
+      'beneficiary.status.changed',
+      'beneficiary.status.pending',
+      'beneficiary.status.success',
+      'virtualcard.created.success',
+      'virtualcard.created.failed',
+      'virtualcard.topup.success',
+      'virtualcard.topup.failed',
+      'virtualcard.withdrawal.success',
+      'virtualcard.withdrawal.failed',
+      'virtualcard.transaction.debit',
+      'virtualcard.transaction.credit',
+      'virtualcard.transaction.reversed',
+      'virtualcard.transaction.declined',
+      'virtualcard.user.kyc.success',
+      'virtualcard.user.kyc.failed',
+    ];
+    expect(h.app.get(WebhookHandlerRegistry).events()).toEqual([...documented].sort());
   });
 
   it('answers 400 for a signed body that is not {event, data}', async () => {

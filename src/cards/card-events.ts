@@ -32,14 +32,6 @@ export const CARD_SPEND_EVENTS = [
 /** KYC results of a card holder (id = the provider's card user id, customerEmail, status, reason). */
 export const CARD_KYC_EVENTS = ['virtualcard.user.kyc.success', 'virtualcard.user.kyc.failed'] as const;
 
-/** Every card event this module applies. */
-export const CARD_EVENTS: string[] = [
-  ...CARD_CREATED_EVENTS,
-  ...Object.keys(CARD_MONEY_EVENTS),
-  ...CARD_SPEND_EVENTS,
-  ...CARD_KYC_EVENTS,
-];
-
 /** A string field of an event's data (ids may come as numbers: never validated as UUIDs). */
 function text(data: Record<string, unknown>, key: string): string | null {
   const value = data[key];
@@ -49,7 +41,7 @@ function text(data: Record<string, unknown>, key: string): string | null {
 }
 
 /**
- * Applies the provider's card callbacks (CARD_EVENTS) to cards, card holders and the ledger.
+ * Applies the provider's card callbacks (created, money, spend and KYC events above) to cards, card holders and the ledger.
  * Every handler is idempotent and forward-only: ledger rows move through `LedgerService.transition`
  * with source `webhook` (via CardLedger, which also moves the card balance once per settlement),
  * cards through the table in card-state.ts. An event naming a card, transaction or card user the

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { ConflictError, FieldError, NotFoundError, ValidationError } from '../common/errors';
 import { CustomersService } from '../customers/customers.service';
-import { PrismaService } from '../database/prisma.service';
+import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import type { CardHolder, Prisma } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { CardHolderAddressDto, CardHolderDto, CreateCardHolderDto } from './card-holder.dto';
 import { cardHolderProblems } from './card-rules';
-import { CardsRepository, isUniqueViolation } from './cards.repository';
+import { CardsRepository } from './cards.repository';
 
 export function toCardHolderDto(row: CardHolder): CardHolderDto {
   return {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError } from '../common/errors';
-import { PrismaService } from '../database/prisma.service';
+import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import type {
   Card,
   Prisma,
@@ -14,7 +14,7 @@ import { CARD_CURRENCY } from '../provider';
 import { LedgerService, TransactionPatch, TransitionOutcome } from '../transactions/ledger.service';
 import { canTransition } from '../transactions/transaction-state';
 import { balanceEffect } from './card-rules';
-import { CardsRepository, isUniqueViolation } from './cards.repository';
+import { CardsRepository } from './cards.repository';
 
 type Tx = Prisma.TransactionClient;
 

@@ -12,11 +12,6 @@ export type CardPatch = Omit<Prisma.CardUncheckedUpdateInput, 'id' | 'status' | 
 /** Result of a card move: `applied`, `unchanged` (already there: a duplicate) or `refused` by the state machine. */
 export type CardMoveResult = { outcome: 'applied' | 'unchanged' | 'refused'; card: Card };
 
-/** Whether `error` is a unique-constraint violation (Prisma P2002). */
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
-}
-
 /**
  * Database access for cards and card holders: reads, and the only writes of a card's status
  * (`move`, under a row lock, by the table in card-state.ts) and balance (`addToBalance`).

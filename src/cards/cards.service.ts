@@ -11,7 +11,7 @@ import { afterCursor, Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import { CustomersService } from '../customers/customers.service';
 import { OutboxService } from '../outbound/outbox.service';
-import { PrismaService } from '../database/prisma.service';
+import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import type { Card, CardStatus, Prisma, StatusChangeSource } from '../generated/prisma/client';
 import { CARD_CURRENCY, ProviderCard, ProviderClient, stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
@@ -19,7 +19,7 @@ import { CardBillingAddressDto, CardDto, CreateCardDto, ListCardsQueryDto } from
 import { CardLedger } from './card-ledger';
 import { cardExpiry, topUpAmountProblems } from './card-rules';
 import { CARD_ISSUING_HOLDER_STATUSES, CARD_MOVES, CardAction, cardMoveOutcome } from './card-state';
-import { CardMoveResult, CardPatch, CardsRepository, isUniqueViolation } from './cards.repository';
+import { CardMoveResult, CardPatch, CardsRepository } from './cards.repository';
 
 export function toCardDto(row: Card): CardDto {
   return {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { PrismaService } from '../../database/prisma.service';
+import { isUniqueViolation, PrismaService } from '../../database/prisma.service';
 import { Prisma } from '../../generated/prisma/client';
 import { ConflictError, DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from '../errors';
 
@@ -92,7 +92,7 @@ export class IdempotencyService {
       await this.prisma.idempotencyRecord.create({ data: { clientId, key, fingerprint, expiresAt } });
       return true;
     } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return false;
+      if (isUniqueViolation(error)) return false;
       throw error;
     }
   }
