@@ -1,8 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service';
-import type { Prisma } from '../generated/prisma/client';
+import { Prisma } from '../generated/prisma/client';
 
 type Db = Prisma.TransactionClient | PrismaService;
+
+/**
+ * SQL condition on `webhook_subscriptions s`: active, and taking `eventType` (naming it, or naming
+ * no type at all). The one statement of who receives an event, also used inside the ledger's move.
+ */
+export function subscribedTo(eventType: string): Prisma.Sql {
+  return Prisma.sql`s.disabled_at IS NULL AND (cardinality(s.event_types) = 0 OR ${eventType}::text = ANY(s.event_types))`;
+}
 
 /** A message taken for one delivery attempt, with what is needed to send it. */
 export interface ClaimedMessage {
@@ -23,26 +31,16 @@ export interface ClaimedMessage {
 export class OutboxRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Ids of active subscriptions that take `eventType` (those naming it, and those naming none). */
-  async subscribersOf(eventType: string, db: Db = this.prisma): Promise<string[]> {
-    const rows = await db.webhookSubscription.findMany({
-      where: { disabledAt: null, OR: [{ eventTypes: { isEmpty: true } }, { eventTypes: { has: eventType } }] },
-      select: { id: true },
-    });
-    return rows.map((r) => r.id);
-  }
-
-  async insertMessages(
-    subscriptionIds: string[],
-    eventType: string,
-    payload: Prisma.InputJsonValue,
-    db: Db = this.prisma,
-  ): Promise<number> {
-    if (subscriptionIds.length === 0) return 0;
-    const { count } = await db.outboxMessage.createMany({
-      data: subscriptionIds.map((subscriptionId) => ({ subscriptionId, eventType, payload })),
-    });
-    return count;
+  /**
+   * Writes `payload` as a message of `eventType` to every active subscription that takes it, in one
+   * INSERT … SELECT on `db` (the caller's transaction). Returns how many were written.
+   */
+  async insertForEvent(eventType: string, payload: Prisma.InputJsonValue, db: Db = this.prisma): Promise<number> {
+    return db.$executeRaw`
+      INSERT INTO outbox_messages (id, subscription_id, event_type, payload)
+      SELECT gen_random_uuid(), s.id, ${eventType}, ${JSON.stringify(payload)}::jsonb
+      FROM webhook_subscriptions s
+      WHERE ${subscribedTo(eventType)}`;
   }
 
   /**

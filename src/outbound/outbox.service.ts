@@ -35,10 +35,8 @@ export class OutboxService {
    */
   async publish(type: GatewayEventType, data: unknown, tx?: Prisma.TransactionClient): Promise<number> {
     if (!isGatewayEventType(type)) throw new Error(`Unknown gateway event type: ${String(type)}`);
-    const subscribers = await this.outbox.subscribersOf(type, tx);
-    if (subscribers.length === 0) return 0;
     const event: GatewayEvent = { type, timestamp: new Date().toISOString(), data };
-    return this.outbox.insertMessages(subscribers, type, event as unknown as Prisma.InputJsonValue, tx);
+    return this.outbox.insertForEvent(type, event as unknown as Prisma.InputJsonValue, tx);
   }
 
   /**

@@ -8,6 +8,7 @@ import {
   type TransactionKind,
   type TransactionStatus,
 } from '../generated/prisma/client';
+import { subscribedTo } from '../outbound/outbox.repository';
 import { OutboxService } from '../outbound/outbox.service';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
@@ -161,8 +162,7 @@ export class LedgerService {
         INSERT INTO outbox_messages (id, subscription_id, event_type, payload)
         SELECT gen_random_uuid(), s.id, ${event?.type ?? null}::text, ${event ? JSON.stringify(event) : null}::jsonb
         FROM webhook_subscriptions s, upd
-        WHERE ${event?.type ?? null}::text IS NOT NULL AND s.disabled_at IS NULL
-          AND (cardinality(s.event_types) = 0 OR ${event?.type ?? null}::text = ANY(s.event_types)))
+        WHERE ${event ? subscribedTo(event.type) : Prisma.sql`false`})
       SELECT * FROM upd`;
     if (rows.length === 0) return null;
     const { previousStatus: _previous, ...moved } = rows[0] as Transaction & { previousStatus: string };
