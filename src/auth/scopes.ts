@@ -18,6 +18,8 @@ export const SCOPES = [
   'cards:write',
   'cards:reveal',
   'transactions:read',
+  /** Resolve a `needs_review` ledger row by hand (POST /v1/transactions/{id}/resolve). */
+  'transactions:resolve',
   'webhook-subscriptions:write',
 ] as const;
 

@@ -17,10 +17,14 @@ export enum ErrorCode {
   InvalidStateTransition = 'invalid_state_transition',
   QuoteExpired = 'quote_expired',
   PayloadTooLarge = 'payload_too_large',
+  UriTooLong = 'uri_too_long',
+  HeadersTooLarge = 'request_headers_too_large',
   RateLimited = 'rate_limited',
   ProviderRejected = 'provider_rejected',
   ProviderUnavailable = 'provider_unavailable',
   ProviderTimeout = 'provider_timeout',
+  /** The provider's answer states another amount or currency than was asked (DESIGN.md "Money guards at the border"). */
+  ProviderAmountMismatch = 'provider_amount_mismatch',
   InternalError = 'internal_error',
 }
 
@@ -36,12 +40,15 @@ export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
   [ErrorCode.RequestInProgress]: 409,
   [ErrorCode.InvalidStateTransition]: 409,
   [ErrorCode.PayloadTooLarge]: 413,
+  [ErrorCode.UriTooLong]: 414,
+  [ErrorCode.HeadersTooLarge]: 431,
   [ErrorCode.QuoteExpired]: 422,
   [ErrorCode.ProviderRejected]: 422,
   [ErrorCode.RateLimited]: 429,
   [ErrorCode.InternalError]: 500,
   [ErrorCode.ProviderUnavailable]: 502,
   [ErrorCode.ProviderTimeout]: 504,
+  [ErrorCode.ProviderAmountMismatch]: 502,
 };
 
 /** One failing input field, as listed in a `validation_failed` problem's `errors` array. */

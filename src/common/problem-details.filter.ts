@@ -15,10 +15,13 @@ const TITLES: Record<ErrorCode, string> = {
   [ErrorCode.InvalidStateTransition]: 'Invalid state transition',
   [ErrorCode.QuoteExpired]: 'Quote expired',
   [ErrorCode.PayloadTooLarge]: 'Payload too large',
+  [ErrorCode.UriTooLong]: 'URI too long',
+  [ErrorCode.HeadersTooLarge]: 'Request header fields too large',
   [ErrorCode.RateLimited]: 'Too many requests',
   [ErrorCode.ProviderRejected]: 'Provider rejected the request',
   [ErrorCode.ProviderUnavailable]: 'Provider unavailable',
   [ErrorCode.ProviderTimeout]: 'Provider timeout',
+  [ErrorCode.ProviderAmountMismatch]: 'Provider answered another amount than was asked',
   [ErrorCode.InternalError]: 'Internal server error',
 };
 

@@ -132,6 +132,46 @@ export class Env {
   @Max(60000)
   OUTBOX_TIMEOUT_MS = 10000;
 
+  /**
+   * Minutes after which no ledger row may still be `created` or `unknown` (default 10): reconciliation
+   * settles such rows by what the provider lets us learn (issue "Every movement settles"): a payout or
+   * collection whose provider answer was lost ends `failed` (`provider_answer_lost`), a swap
+   * `needs_review`. Must exceed the payout rate window (~4 min) and a swap quote's life (~250 s).
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 10 : Number(value)))
+  @IsInt()
+  @Min(5)
+  @Max(7 * 24 * 60)
+  SETTLEMENT_DEADLINE = 10;
+
+  /**
+   * How long an Idempotency-Key claim holds while its request runs, in ms (default 120000). A claim
+   * whose process died is taken over once it lapses. Must exceed the longest request (a provider
+   * call may take PROVIDER_TIMEOUT_MS).
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 120000 : Number(value)))
+  @IsInt()
+  @Min(1000)
+  @Max(3600000)
+  IDEMPOTENCY_LEASE_MS = 120000;
+
+  /**
+   * Unit of the provider's initialize-swap `amount` (request) and the quote's `sourceAmount`
+   * (answer): provider-api.md does not say; its samples (amount 10 → sourceAmount "10", finalize
+   * `amount: 10, centAmount: 1000`) read as `major` (default). See src/provider/provider-units.ts.
+   */
+  @IsOptional()
+  @IsIn(['major', 'minor'])
+  SWAP_AMOUNT_UNIT: 'major' | 'minor' = 'major';
+
+  /**
+   * Unit of `amount` in card events (virtualcard.topup.*, .withdrawal.*, .transaction.*):
+   * undocumented (provider-webhooks.md "Event names"); `major` (default) matches card-transaction records.
+   */
+  @IsOptional()
+  @IsIn(['major', 'minor'])
+  CARD_EVENT_AMOUNT_UNIT: 'major' | 'minor' = 'major';
+
   /** Write JSON log lines to this file instead of stdout (optional). */
   @IsOptional()
   @IsString()
