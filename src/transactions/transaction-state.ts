@@ -7,40 +7,48 @@ import type { TransactionKind, TransactionStatus } from '../generated/prisma/cli
  *
  * `created` is written before the provider is called (write-ahead). `unknown` means the provider
  * call's outcome is not known (timeout, 5xx): reconciliation settles it, it is never retried blindly.
+ * `needs_review` is where a row goes when nothing the provider lets us learn can settle it and money
+ * may have moved (a swap whose answer was lost, an answer whose amount differs from the request): only
+ * a person's decision (source `manual`, POST /v1/transactions/{id}/resolve) moves it on.
  * Final statuses only move on an explicit reversal (`success → reversed`).
  * Sources: provider-api.md "States and transitions", provider-webhooks.md (payout statuses).
  */
 export const TRANSITIONS: Record<TransactionKind, Partial<Record<TransactionStatus, TransactionStatus[]>>> = {
   payout: {
-    created: ['initiated', 'failed', 'unknown'],
-    unknown: ['initiated', 'pending', 'processing', 'success', 'failed', 'expired'],
+    created: ['initiated', 'failed', 'unknown', 'needs_review'],
+    unknown: ['initiated', 'pending', 'processing', 'success', 'failed', 'expired', 'needs_review'],
     // `unknown`: a confirm (finalize) got no clear answer; reconciliation settles it.
-    initiated: ['pending', 'processing', 'success', 'failed', 'expired', 'unknown'],
-    pending: ['processing', 'success', 'failed'],
-    processing: ['success', 'failed'],
+    initiated: ['pending', 'processing', 'success', 'failed', 'expired', 'unknown', 'needs_review'],
+    pending: ['processing', 'success', 'failed', 'needs_review'],
+    processing: ['success', 'failed', 'needs_review'],
+    needs_review: ['success', 'failed'],
     success: ['reversed'],
   },
   collection: {
-    created: ['processing', 'failed', 'unknown'],
-    unknown: ['processing', 'success', 'failed', 'expired'],
-    processing: ['success', 'failed', 'expired'],
+    created: ['processing', 'failed', 'unknown', 'needs_review'],
+    unknown: ['processing', 'success', 'failed', 'expired', 'needs_review'],
+    processing: ['success', 'failed', 'expired', 'needs_review'],
+    needs_review: ['success', 'failed'],
     success: ['reversed'],
   },
   swap: {
-    created: ['success', 'failed', 'unknown'],
-    unknown: ['success', 'failed'],
+    created: ['success', 'failed', 'unknown', 'needs_review'],
+    unknown: ['success', 'failed', 'needs_review'],
+    needs_review: ['success', 'failed'],
     success: ['reversed'],
   },
   card_topup: {
-    created: ['pending', 'failed', 'unknown'],
-    unknown: ['pending', 'success', 'failed'],
-    pending: ['success', 'failed'],
+    created: ['pending', 'failed', 'unknown', 'needs_review'],
+    unknown: ['pending', 'success', 'failed', 'needs_review'],
+    pending: ['success', 'failed', 'needs_review'],
+    needs_review: ['success', 'failed'],
     success: ['reversed'],
   },
   card_withdrawal: {
-    created: ['pending', 'failed', 'unknown'],
-    unknown: ['pending', 'success', 'failed'],
-    pending: ['success', 'failed'],
+    created: ['pending', 'failed', 'unknown', 'needs_review'],
+    unknown: ['pending', 'success', 'failed', 'needs_review'],
+    pending: ['success', 'failed', 'needs_review'],
+    needs_review: ['success', 'failed'],
     success: ['reversed'],
   },
   card_spend: {
