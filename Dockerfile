@@ -1,5 +1,6 @@
 # Production image of the gateway: `node dist/main.js` against the environment's database and
 # provider (no simulator, no embedded database). Multi-stage, runs as the non-root `node` user.
+# Node 24 LTS: the same version .ci/run tests the whole suite on (NODE24_VERSION there).
 #   docker build -t wallet-gateway .
 #   docker build --target migrate -t wallet-gateway-migrate .   # applies prisma/migrations
 #   docker run --rm -e DATABASE_URL=... wallet-gateway-migrate
@@ -7,7 +8,7 @@
 #     -e PROVIDER_WEBHOOK_SECRET=... -e PUBLIC_BASE_URL=... -p 3000:3000 wallet-gateway
 #   docker run --rm -e DATABASE_URL=... wallet-gateway node dist/cli/api-key.js create --name web --scopes all
 
-FROM node:20.20-bookworm-slim AS build
+FROM node:24.21.0-bookworm-slim AS build
 WORKDIR /app
 # Dependencies first, for layer caching. postinstall runs `prisma generate` (no download needed).
 COPY package.json package-lock.json prisma.config.ts ./
@@ -25,7 +26,7 @@ CMD ["npm", "run", "db:migrate"]
 FROM build AS prune
 RUN npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20.20-bookworm-slim AS runtime
+FROM node:24.21.0-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000
