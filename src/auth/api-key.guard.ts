@@ -10,7 +10,8 @@ export const KEY_CACHE_TTL_MS = 5_000;
 
 /**
  * Global guard: every route needs `Authorization: Bearer <client key>` unless marked `@Public()`.
- * Missing, unknown or revoked key → 401 `unauthorized`; a scope from `@RequireScopes` missing → 403 `forbidden`.
+ * Missing, unknown or revoked key → 401 `unauthorized`; a scope from `@RequireScopes` missing → 403 `forbidden`;
+ * a route with neither `@Public()` nor `@RequireScopes(...)` → 403 for every key.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -27,7 +28,11 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest();
     const client = await this.authenticate(request.headers.authorization);
     request.apiClient = client;
-    const required = this.reflector.getAllAndOverride<string[]>(REQUIRED_SCOPES, targets) ?? [];
+    const required = this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_SCOPES, targets);
+    // A route that declares no scope is never open to any key (RouteScopesCheck also stops the app at start).
+    if (required === undefined) {
+      throw new DomainError(ErrorCode.Forbidden, 'This route declares no scope; no key may call it.');
+    }
     const missing = required.filter((scope) => !client.scopes.includes(scope));
     if (missing.length > 0) {
       throw new DomainError(ErrorCode.Forbidden, `This API key lacks the scope ${missing.join(', ')}.`, {
