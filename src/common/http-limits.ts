@@ -105,11 +105,12 @@ export function clientErrorHandler(error: Error & { code?: string; rawPacket?: u
       problem = new DomainError(ErrorCode.HeadersTooLarge, 'The request line and headers are over the size limit.');
     }
   } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    // No code of its own: a client too slow to send its request is told so with status 408.
     status = 408;
-    problem = new ValidationError([], 'The request did not arrive in time.');
+    problem = new DomainError(ErrorCode.ValidationFailed, 'The request did not arrive in time.');
   } else {
     status = 400;
-    problem = new ValidationError([], 'The request is not valid HTTP.');
+    problem = new DomainError(ErrorCode.ValidationFailed, 'The request is not valid HTTP.');
   }
   const body = JSON.stringify({ ...toProblem(problem), status });
   if (socket.writable) {
