@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ProviderClient } from '../src/provider';
@@ -542,6 +543,25 @@ describe('hostile input (property, e2e): never a 5xx, every 4xx problem+json and
       expect(res.status).toBe(431);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body).toMatchObject({ status: 431, code: 'request_headers_too_large' });
+    });
+
+    it('a request Node cannot parse (NUL in a header value): 400 problem+json written on the socket', async () => {
+      const server = h.app.getHttpServer();
+      if (!server.listening) await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+      const { port } = server.address() as net.AddressInfo;
+      const answer = await new Promise<string>((done, fail) => {
+        let text = '';
+        const socket = net.connect(port, '127.0.0.1', () =>
+          socket.write('GET /v1/customers HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0000b\r\n\r\n'),
+        );
+        socket.on('data', (chunk) => (text += chunk.toString()));
+        socket.on('close', () => done(text));
+        socket.on('error', fail);
+      });
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head).toMatch(/content-type: application\/problem\+json/i);
+      expect(JSON.parse(body)).toMatchObject({ status: 400, code: 'validation_failed' });
     });
 
     it('keeps a storable copy when the provider echoes NUL and lone surrogates (defence in depth)', async () => {
