@@ -78,17 +78,18 @@ describe('the global validation pipe: text PostgreSQL cannot store', () => {
 });
 
 describe('ParseCountryPipe', () => {
-  it('takes ISO 3166-1 alpha-2 codes in any case and refuses anything else with 400 naming the field', () => {
-    const pipe = new ParseCountryPipe();
+  const pipe = new ParseCountryPipe();
+
+  it('takes ISO 3166-1 alpha-2 codes in any case, upper-cased', () => {
     expect(pipe.transform('ke')).toBe('KE');
     expect(pipe.transform(' NG ')).toBe('NG');
+  });
+
+  it('refuses anything else with 400 naming the field', () => {
     for (const bad of ['ZZ', 'ZZZ', 'K', '', '12', 'KEN', '\u0000', undefined]) {
-      expect(() => pipe.transform(bad)).toThrow(ValidationError);
-    }
-    try {
-      pipe.transform('ZZ');
-    } catch (error) {
-      expect((error as ValidationError).errors[0].field).toBe('country');
+      expect(() => pipe.transform(bad)).toThrow(
+        expect.objectContaining({ errors: [expect.objectContaining({ field: 'country' })] }),
+      );
     }
   });
 });
