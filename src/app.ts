@@ -6,6 +6,14 @@ import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import {
+  checkUrlLength,
+  clientErrorHandler,
+  exceedsJsonDepth,
+  frameworkErrors,
+  jsonTooDeep,
+  MAX_PARAM_LENGTH,
+} from './common/http-limits';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
 import { bindRequestLogger, createRootLogger, RequestLogController } from './logging';
@@ -50,6 +58,10 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
     trustProxy: true,
     loggerInstance: createRootLogger(env.LOG_LEVEL, env.LOG_FILE),
     logController: new RequestLogController(),
+    // Oversized URLs, headers and path parameters answer problem+json too (common/http-limits.ts).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors,
+    clientErrorHandler,
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(), adapter, {
     bufferLogs: options.bufferLogs ?? true,
@@ -59,13 +71,16 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   app.useGlobalPipes(createValidationPipe());
   // JSON bodies as Fastify parses them (safe against prototype poisoning), except that an empty body
   // with a JSON content type (clients that send the header on every request, GETs included) reads
-  // as no body instead of a 400. The raw bytes stay on the request for webhook signatures.
+  // as no body instead of a 400, and that JSON nested deeper than MAX_JSON_DEPTH is refused (400)
+  // from one pass over the bytes, before parsing (every route, the provider's callbacks included).
+  // The raw bytes stay on the request for webhook signatures.
   const defaultJson = adapter.getInstance().getDefaultJsonParser('error', 'error');
   app.useBodyParser<RawServerDefault>(
     'application/json',
     { bodyLimit: env.BODY_LIMIT_BYTES },
     (request, body, done) => {
       if (body.length === 0) return done(null, undefined);
+      if (exceedsJsonDepth(body)) return done(jsonTooDeep(), undefined);
       return defaultJson(request, body.toString('utf8'), done);
     },
   );
@@ -77,7 +92,7 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   // Callback-style hooks: an async hook costs a promise per request on every route.
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
-    done();
+    checkUrlLength(request, reply, done);
   });
   fastify.addHook('onResponse', (request, reply, done) => {
     metrics.observeHttpRequest(

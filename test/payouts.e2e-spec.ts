@@ -80,9 +80,17 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
     });
 
     it('answers 404 for a country the provider does not serve', async () => {
-      const res = await h.http().get('/v1/payout-countries/ZZ').set(auth());
+      const res = await h.http().get('/v1/payout-countries/US').set(auth());
       expect(res.status).toBe(404);
       expect(res.body.code).toBe('not_found');
+    });
+
+    it('answers 400 for a code that is not an ISO 3166-1 alpha-2 country, without asking the provider', async () => {
+      const before = (await h.sim.calls('getSupportedCountry')).length;
+      const res = await h.http().get('/v1/payout-countries/ZZ').set(auth());
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'country' })]);
+      expect(await h.sim.calls('getSupportedCountry')).toHaveLength(before);
     });
   });
 

@@ -2,7 +2,7 @@ import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/auth.decorators';
 import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
-import { ParseIdPipe } from '../common/validation';
+import { ParseCountryPipe, ParseIdPipe } from '../common/validation';
 import { BeneficiariesService } from './beneficiaries.service';
 import {
   BeneficiaryDto,
@@ -20,11 +20,12 @@ export class BeneficiariesController {
   @Get('payout-countries/:country')
   @RequireScopes('beneficiaries:read')
   @ApiOperation({ summary: "A country's payout destination types and their fields (cached)" })
-  @ApiParam({ name: 'country', example: 'KE' })
+  @ApiParam({ name: 'country', example: 'KE', description: 'ISO 3166-1 alpha-2 country code (any case).' })
   @ApiOkResponse({ type: PayoutCountryDto })
+  @ApiValidationErrors()
   @ApiNotFound('payout country')
   @ApiProviderErrors()
-  country(@Param('country') country: string): Promise<PayoutCountryDto> {
+  country(@Param('country', new ParseCountryPipe()) country: string): Promise<PayoutCountryDto> {
     return this.beneficiaries.getCountry(country);
   }
 

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsObject, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
+import { IsISO31661Alpha2, IsObject, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { upper } from '../common/validation';
 
@@ -35,7 +35,7 @@ export class CreateBeneficiaryDto {
   @ApiProperty({ example: 'KE', description: 'ISO 3166-1 alpha-2 country code.' })
   @Transform(upper)
   @IsString()
-  @Matches(/^[A-Z]{2}$/, { message: 'country must be a two-letter country code' })
+  @IsISO31661Alpha2({ message: 'country must be an ISO 3166-1 alpha-2 country code' })
   country: string;
 
   @ApiProperty({ example: 'KES' })

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
+  IsISO31661Alpha2,
   IsNotEmpty,
   IsObject,
   IsOptional,
@@ -60,7 +61,7 @@ export class CardHolderAddressDto {
   })
   @Transform(upper)
   @IsString()
-  @Matches(/^[A-Z]{2}$/, { message: 'address.country must be a two-letter country code' })
+  @IsISO31661Alpha2({ message: 'address.country must be an ISO 3166-1 alpha-2 country code' })
   country: string;
 }
 

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
+  IsISO31661Alpha2,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -8,7 +9,6 @@ import {
   IsOptional,
   IsString,
   IsUUID,
-  Matches,
   Max,
   MaxLength,
   Min,
@@ -64,7 +64,7 @@ export class CreateCollectionDto {
   @ApiProperty({ example: 'NG', description: 'ISO 3166-1 alpha-2 country code. NG, KE and UG have documented limits.' })
   @Transform(upper)
   @IsString()
-  @Matches(/^[A-Z]{2}$/, { message: 'country must be a two-letter country code' })
+  @IsISO31661Alpha2({ message: 'country must be an ISO 3166-1 alpha-2 country code' })
   country: string;
 
   @ApiProperty({

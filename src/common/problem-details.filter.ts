@@ -46,7 +46,9 @@ const CODE_BY_HTTP_STATUS: Record<number, ErrorCode> = {
   405: ErrorCode.NotFound,
   409: ErrorCode.Conflict,
   413: ErrorCode.PayloadTooLarge,
+  414: ErrorCode.UriTooLong,
   415: ErrorCode.ValidationFailed,
+  431: ErrorCode.HeadersTooLarge,
   429: ErrorCode.RateLimited,
 };
 
@@ -96,9 +98,13 @@ function httpMessage(error: HttpException | (Error & { statusCode: number })): s
   return error.message;
 }
 
+const MAX_INSTANCE_LENGTH = 1024;
+
 /** Writes a problem to a Fastify reply (also used by Fastify's own error handler in app setup). */
 export function sendProblem(reply: FastifyReply, request: FastifyRequest, error: unknown, logger?: Logger): void {
-  const problem = toProblem(error, request.url.split('?')[0], String(request.id));
+  // `instance` is the path, unless it is too long to be worth echoing (a 414's path, say).
+  const path = request.url.split('?')[0];
+  const problem = toProblem(error, path.length <= MAX_INSTANCE_LENGTH ? path : undefined, String(request.id));
   if (problem.status >= 500 && logger) {
     // Unexpected errors are logged with their stack; DomainErrors only with their code.
     if (error instanceof DomainError) logger.warn({ code: problem.code, detail: problem.detail }, 'request failed');

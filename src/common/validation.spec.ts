@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { IsInt, IsOptional, IsString } from 'class-validator';
 import { ValidationError } from './errors';
-import { createValidationPipe } from './validation';
+import { createValidationPipe, ParseCountryPipe } from './validation';
 
 class OptionalQuery {
   @IsOptional()
@@ -44,5 +44,52 @@ describe('the global validation pipe', () => {
     await pipe.transform({}, query(OptionalQuery));
     await expect(pipe.transform({ limit: 'x' }, query(OptionalQuery))).rejects.toBeInstanceOf(ValidationError);
     await expect(pipe.transform({ other: '1' }, query(OptionalQuery))).rejects.toBeInstanceOf(ValidationError);
+  });
+});
+
+describe('the global validation pipe: text PostgreSQL cannot store', () => {
+  const pipe = createValidationPipe();
+  const refused = async (value: unknown, metadata: Parameters<typeof pipe.transform>[1]) => {
+    try {
+      await pipe.transform(value, metadata);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ValidationError);
+      return (error as ValidationError).errors.map((e) => e.field);
+    }
+    throw new Error('not refused');
+  };
+
+  it('refuses NUL and lone surrogates in bodies, queries and path parameters, whatever their type, naming the field', async () => {
+    expect(await refused({ from: 'a\u0000' }, { type: 'query', metatype: RequiredQuery, data: undefined })).toEqual([
+      'from',
+    ]);
+    expect(await refused({ a: { b: ['\ud800'] } }, { type: 'body', metatype: Object, data: undefined })).toEqual([
+      'a.b.0',
+    ]);
+    expect(await refused('\udc00', { type: 'param', metatype: String, data: 'country' })).toEqual(['country']);
+    expect(await refused({ x: '\u0000' }, { type: 'body', metatype: Object, data: 'payer' })).toEqual(['payer.x']);
+  });
+
+  it('leaves other arguments and well-formed text alone', async () => {
+    const client = { name: 'a\u0000' };
+    expect(await pipe.transform(client, { type: 'custom', metatype: Object, data: undefined })).toBe(client);
+    expect(await pipe.transform('Ñandú 😀', { type: 'param', metatype: String, data: 'id' })).toBe('Ñandú 😀');
+  });
+});
+
+describe('ParseCountryPipe', () => {
+  const pipe = new ParseCountryPipe();
+
+  it('takes ISO 3166-1 alpha-2 codes in any case, upper-cased', () => {
+    expect(pipe.transform('ke')).toBe('KE');
+    expect(pipe.transform(' NG ')).toBe('NG');
+  });
+
+  it('refuses anything else with 400 naming the field', () => {
+    for (const bad of ['ZZ', 'ZZZ', 'K', '', '12', 'KEN', '\u0000', undefined]) {
+      expect(() => pipe.transform(bad)).toThrow(
+        expect.objectContaining({ errors: [expect.objectContaining({ field: 'country' })] }),
+      );
+    }
   });
 });

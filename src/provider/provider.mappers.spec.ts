@@ -34,6 +34,16 @@ describe('stripCardSecrets', () => {
     expect(input.nested.deeper[0].cvv).toBe('999');
   });
 
+  it('keeps a copy PostgreSQL can store: NUL removed, lone surrogates → U+FFFD, in keys and values', () => {
+    const input = { lastName: 'O\u0000bi', ['k\u0000ey']: ['\ud800x', 'ok 😀'], nested: { name: 'a\udc00' } };
+    expect(stripCardSecrets(input)).toEqual({
+      lastName: 'Obi',
+      key: ['\ufffdx', 'ok 😀'],
+      nested: { name: 'a\ufffd' },
+    });
+    expect(input.lastName).toBe('O\u0000bi');
+  });
+
   it('passes primitives through', () => {
     expect(stripCardSecrets('x')).toBe('x');
     expect(stripCardSecrets(5)).toBe(5);

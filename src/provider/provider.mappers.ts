@@ -7,6 +7,7 @@
  * client turns into `provider_unavailable`.
  */
 import { normaliseCurrency, parseMinorUnits, parseRate, Rounding, toMinorUnits } from '../common/money';
+import { storableText } from '../common/storable-text';
 import type {
   ProviderBeneficiary,
   ProviderCard,
@@ -72,15 +73,22 @@ export function cardEventAmountToMinor(value: WireMoney, unit: 'major' | 'minor'
 const CARD_SECRET_KEYS = new Set(['cardnumber', 'cvv2', 'cvv', 'pan']);
 
 /**
- * Deep copy of `value` without card secrets: every key named `cardNumber`, `cvv2`, `cvv` or `pan`
- * (any case, `_`/`-` ignored) is removed at any depth, in objects and arrays. Input is not changed.
+ * The copy of a provider answer the gateway keeps (`raw`, stored in jsonb): a deep copy of `value`
+ * without card secrets, whose text PostgreSQL can store.
+ * - Every key named `cardNumber`, `cvv2`, `cvv` or `pan` (any case, `_`/`-` ignored) is removed at
+ *   any depth, in objects and arrays.
+ * - Every string, keys included, loses its NUL characters and has each unpaired UTF-16 surrogate
+ *   replaced by U+FFFD (`storableText`): jsonb refuses both, and an echo of hostile text must not
+ *   leave a ledger row `unknown` after the provider was called.
+ * Input is not changed.
  */
 export function stripCardSecrets<T>(value: T): T {
+  if (typeof value === 'string') return storableText(value) as T;
   if (Array.isArray(value)) return value.map((item) => stripCardSecrets(item)) as T;
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
   const out: Data = {};
   for (const [key, item] of Object.entries(value as Data)) {
-    if (!CARD_SECRET_KEYS.has(key.toLowerCase().replace(/[_-]/g, ''))) out[key] = stripCardSecrets(item);
+    if (!CARD_SECRET_KEYS.has(key.toLowerCase().replace(/[_-]/g, ''))) out[storableText(key)] = stripCardSecrets(item);
   }
   return out as T;
 }
@@ -110,10 +118,11 @@ class Fields<T> {
     return this.get(key) !== undefined;
   }
 
+  /** The text of a string (or finite number) field, made storable (no NUL, no lone surrogate: `storableText`). */
   optStr(key: keyof T & string): string | null {
     const value = this.get(key);
     if (value === undefined) return null;
-    if (typeof value === 'string') return value;
+    if (typeof value === 'string') return storableText(value);
     if (typeof value === 'number' && Number.isFinite(value)) return String(value);
     return this.fail(key, 'is not a string');
   }
