@@ -69,8 +69,9 @@ export interface ReconciliationReport {
  * 5xx, or a gateway killed mid-call) are settled once past SETTLEMENT_DEADLINE by what the provider
  * lets us learn, never by sending the call again (settleUnanswered); card movements still open past
  * it after a sync go to `needs_review`. So no row stays `created` or `unknown` past the deadline.
- * Then inbox events that are due (unmatched, failed, or stored by a process that died) are retried. Rows are leased per pass and moves are decided under the ledger's row lock, so
- * instances running passes at once never look a row up twice or apply a move twice. The `reconcile`
+ * Then inbox events that are due (unmatched, failed, or stored by a process that died) are retried.
+ * Rows are leased per pass and moves are decided under the ledger's row lock, so instances running
+ * passes at once never look a row up twice or apply a move twice. The `reconcile`
  * job (src/jobs) runs a pass every 2 minutes.
  */
 @Injectable()
