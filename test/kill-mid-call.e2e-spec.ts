@@ -18,7 +18,7 @@ describe('a gateway killed mid-call (e2e)', () => {
   let auth: Record<string, string>;
   let clientId: string;
   const DEADLINE_MIN = 10; // SETTLEMENT_DEADLINE's default
-  const LATENCY_MS = 1500;
+  const LATENCY_MS = 3000; // long enough for all five calls to be in flight at once on a busy machine
 
   const row = async (id: string) =>
     (
