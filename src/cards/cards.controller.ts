@@ -1,7 +1,13 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/auth.decorators';
-import { ApiConflict, ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
+import {
+  ApiConflict,
+  ApiNotFound,
+  ApiProviderErrors,
+  ApiUnsettledProviderErrors,
+  ApiValidationErrors,
+} from '../common/api-responses';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import { ParseIdPipe } from '../common/validation';
 import {
@@ -41,7 +47,7 @@ export class CardsController {
   @ApiValidationErrors()
   @ApiNotFound('customer')
   @ApiConflict('conflict: the customer has no card holder (or its KYC failed), or the reference is taken.')
-  @ApiProviderErrors()
+  @ApiUnsettledProviderErrors()
   create(@Body() body: CreateCardDto): Promise<CardDto> {
     return this.cards.create(body);
   }
@@ -112,7 +118,7 @@ export class CardsController {
   @ApiValidationErrors()
   @ApiNotFound('card')
   @ApiConflict('conflict: the card is not active (frozen, terminated or not created yet).')
-  @ApiProviderErrors()
+  @ApiUnsettledProviderErrors()
   topUp(@Param('id', ParseIdPipe()) id: string, @Body() body: CardAmountDto): Promise<CardTransactionDto> {
     return this.transactions.topUp(id, body.amount);
   }
@@ -125,7 +131,7 @@ export class CardsController {
   @ApiValidationErrors()
   @ApiNotFound('card')
   @ApiConflict('conflict: the card is not active (frozen, terminated or not created yet).')
-  @ApiProviderErrors()
+  @ApiUnsettledProviderErrors()
   withdraw(@Param('id', ParseIdPipe()) id: string, @Body() body: CardAmountDto): Promise<CardTransactionDto> {
     return this.transactions.withdraw(id, body.amount);
   }

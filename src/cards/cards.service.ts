@@ -6,6 +6,7 @@ import {
   ProviderError,
   ValidationError,
 } from '../common/errors';
+import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import { minorToNumber } from '../common/money';
 import { afterCursor, Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
@@ -145,6 +146,8 @@ export class CardsService {
             reference,
           },
         });
+        // Under an Idempotency-Key, a retry after a crash is answered from this card (not its funding).
+        await noteIdempotentResource(tx, 'card', card.id);
         const funding =
           amount > 0n
             ? await this.ledger.record(

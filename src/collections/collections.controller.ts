@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/auth.decorators';
-import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
+import { ApiNotFound, ApiUnsettledProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import { ParseIdPipe } from '../common/validation';
 import { CollectionDto, CollectionPageDto, CreateCollectionDto, ListCollectionsQueryDto } from './collection.dto';
@@ -21,7 +21,7 @@ export class CollectionsController {
   @ApiCreatedResponse({ type: CollectionDto })
   @ApiValidationErrors()
   @ApiNotFound('customer')
-  @ApiProviderErrors()
+  @ApiUnsettledProviderErrors()
   create(@Body() body: CreateCollectionDto): Promise<CollectionDto> {
     return this.collections.create(body);
   }

@@ -1,7 +1,10 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { IdempotencyService } from '../common/idempotency/idempotency.service';
+import { NotFoundError } from '../common/errors';
+import { PrismaService } from '../database/prisma.service';
 import { CustomersModule } from '../customers/customers.module';
 import { CollectionsController } from './collections.controller';
-import { CollectionsService } from './collections.service';
+import { CollectionsService, toCollectionDto } from './collections.service';
 
 @Module({
   imports: [CustomersModule],
@@ -9,4 +12,21 @@ import { CollectionsService } from './collections.service';
   providers: [CollectionsService],
   exports: [CollectionsService],
 })
-export class CollectionsModule {}
+export class CollectionsModule implements OnModuleInit {
+  constructor(
+    private readonly idempotency: IdempotencyService,
+    private readonly prisma: PrismaService,
+  ) {}
+
+  /**
+   * A retry of a collection request whose process died is answered from the collection as it is
+   * now (the resource noted is its ledger row, written in one transaction with the collection).
+   */
+  onModuleInit(): void {
+    this.idempotency.registerResource('collection', async (transactionId) => {
+      const row = await this.prisma.collection.findUnique({ where: { transactionId }, include: { transaction: true } });
+      if (!row) throw new NotFoundError('Collection of transaction', transactionId);
+      return toCollectionDto(row);
+    });
+  }
+}

@@ -7,7 +7,7 @@ import {
   ApiResponse,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { ProblemDto } from './problem.dto';
+import { ProblemDto, UnsettledProblemDto } from './problem.dto';
 
 /** Documents the 400 answer of a route with a validated body or query. */
 export const ApiValidationErrors = () =>
@@ -35,5 +35,31 @@ export const ApiProviderErrors = () =>
     ApiGatewayTimeoutResponse({
       type: ProblemDto,
       description: 'provider_timeout: the provider did not answer in time.',
+    }),
+  );
+
+/**
+ * Documents the answers of a route whose provider call moves money (payout create/confirm,
+ * collection create, swap execute, card create/top-up/withdrawal): 422, and 502/504 whose problem
+ * names the movement's ledger row, left `unknown`, and by when it is settled (`settlesBy`).
+ */
+export const ApiUnsettledProviderErrors = () =>
+  applyDecorators(
+    ApiUnprocessableEntityResponse({
+      type: ProblemDto,
+      description: 'provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.',
+    }),
+    ApiResponse({
+      status: 502,
+      type: UnsettledProblemDto,
+      description:
+        'provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` ' +
+        '(`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.',
+    }),
+    ApiGatewayTimeoutResponse({
+      type: UnsettledProblemDto,
+      description:
+        'provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, ' +
+        '`transactionStatus`) and settled by `settlesBy`; do not start it again before.',
     }),
   );

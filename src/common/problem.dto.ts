@@ -20,3 +20,28 @@ export class ProblemDto {
   @ApiPropertyOptional({ type: [FieldErrorDto], description: 'Failing fields (validation_failed only).' })
   errors?: FieldErrorDto[];
 }
+
+/**
+ * The problem of a money-moving call the provider did not answer clearly (timeout, 5xx, a malformed
+ * answer): the movement's ledger row was kept `unknown`, and says by when it is settled. Do not
+ * start the movement again before `settlesBy`: read the row (GET /v1/transactions/{transactionId})
+ * or retry with the same Idempotency-Key, which replays this answer.
+ */
+export class UnsettledProblemDto extends ProblemDto {
+  @ApiPropertyOptional({ format: 'uuid', description: 'The ledger row of the movement (GET /v1/transactions/{id}).' })
+  transactionId?: string;
+  @ApiPropertyOptional({
+    enum: ['unknown'],
+    description:
+      'The ledger status the movement was left in (named so because `status` is the HTTP status in RFC 9457).',
+  })
+  transactionStatus?: 'unknown';
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      'By when reconciliation has settled the row (its creation + SETTLEMENT_DEADLINE minutes): from the ' +
+      "provider's records, or `failed` (`provider_answer_lost`) when its call moved no money, or `needs_review` " +
+      'when money may have moved.',
+  })
+  settlesBy?: string;
+}

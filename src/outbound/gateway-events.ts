@@ -7,6 +7,12 @@
 import type { Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
 import { minorToJson } from '../common/money';
 
+/**
+ * Announced when a row of any kind moves to `needs_review`: nothing the provider lets us learn
+ * settles it and money may have moved; a person resolves it (POST /v1/transactions/{id}/resolve).
+ */
+const TRANSACTION_NEEDS_REVIEW = 'transaction.needs_review';
+
 /** The ledger's event table, as data: (kind, new status) → event type. Statuses not listed announce nothing. */
 export const LEDGER_EVENT_TYPES = {
   payout: {
@@ -14,27 +20,32 @@ export const LEDGER_EVENT_TYPES = {
     failed: 'payout.failed',
     expired: 'payout.expired',
     reversed: 'payout.reversed',
+    needs_review: TRANSACTION_NEEDS_REVIEW,
   },
   collection: {
     success: 'collection.paid',
     failed: 'collection.failed',
     expired: 'collection.expired',
     reversed: 'collection.reversed',
+    needs_review: TRANSACTION_NEEDS_REVIEW,
   },
   swap: {
     success: 'swap.succeeded',
     failed: 'swap.failed',
     reversed: 'swap.reversed',
+    needs_review: TRANSACTION_NEEDS_REVIEW,
   },
   card_topup: {
     success: 'card.topup.succeeded',
     failed: 'card.topup.failed',
     reversed: 'card.topup.reversed',
+    needs_review: TRANSACTION_NEEDS_REVIEW,
   },
   card_withdrawal: {
     success: 'card.withdrawal.succeeded',
     failed: 'card.withdrawal.failed',
     reversed: 'card.withdrawal.reversed',
+    needs_review: TRANSACTION_NEEDS_REVIEW,
   },
   card_spend: {
     success: 'card.spend.succeeded',
@@ -53,8 +64,10 @@ export const CARD_LIFECYCLE_EVENT_TYPES = ['card.created', 'card.creation_failed
 /** Every event type a subscription may name (validation of `eventTypes`), sorted. */
 export const GATEWAY_EVENT_TYPES: readonly GatewayEventType[] = Object.freeze(
   [
-    ...Object.values(LEDGER_EVENT_TYPES).flatMap((byStatus) => Object.values(byStatus) as LedgerEventType[]),
-    ...CARD_LIFECYCLE_EVENT_TYPES,
+    ...new Set([
+      ...Object.values(LEDGER_EVENT_TYPES).flatMap((byStatus) => Object.values(byStatus) as LedgerEventType[]),
+      ...CARD_LIFECYCLE_EVENT_TYPES,
+    ]),
   ].sort(),
 );
 

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../auth/auth.decorators';
-import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
+import { ApiNotFound, ApiUnsettledProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import { ParseIdPipe } from '../common/validation';
 import { CreatePayoutDto, PayoutDto } from './payout.dto';
@@ -19,7 +19,7 @@ export class PayoutsController {
   @ApiCreatedResponse({ type: PayoutDto })
   @ApiValidationErrors()
   @ApiNotFound('customer or beneficiary')
-  @ApiProviderErrors()
+  @ApiUnsettledProviderErrors()
   create(@Body() body: CreatePayoutDto): Promise<PayoutDto> {
     return this.payouts.create(body);
   }
@@ -31,7 +31,7 @@ export class PayoutsController {
   @ApiCreatedResponse({ type: PayoutDto })
   @ApiValidationErrors()
   @ApiNotFound('payout')
-  @ApiProviderErrors()
+  @ApiUnsettledProviderErrors()
   confirm(@Param('id', ParseIdPipe()) id: string): Promise<PayoutDto> {
     return this.payouts.confirm(id);
   }

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { IdempotencyService } from '../common/idempotency/idempotency.service';
 import { BeneficiariesModule } from '../beneficiaries/beneficiaries.module';
 import { CustomersModule } from '../customers/customers.module';
 import { PayoutsController } from './payouts.controller';
@@ -9,4 +10,14 @@ import { PayoutsService } from './payouts.service';
   controllers: [PayoutsController],
   providers: [PayoutsService],
 })
-export class PayoutsModule {}
+export class PayoutsModule implements OnModuleInit {
+  constructor(
+    private readonly idempotency: IdempotencyService,
+    private readonly payouts: PayoutsService,
+  ) {}
+
+  /** A retry of a payout request whose process died is answered from the payout as it is now. */
+  onModuleInit(): void {
+    this.idempotency.registerResource('payout', (id) => this.payouts.get(id));
+  }
+}

@@ -10,6 +10,7 @@ import {
   ValidationError,
 } from '../common/errors';
 import { currencyExponent, minorToNumber, parseRate } from '../common/money';
+import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import { newReference } from '../common/reference';
 import type { Env } from '../config/env';
 import { CustomersService } from '../customers/customers.service';
@@ -122,9 +123,14 @@ export class PayoutsService {
    */
   async confirm(id: string): Promise<PayoutDto> {
     const row = await this.requirePayout(id);
-    const claimed = await this.prisma.transaction.updateMany({
-      where: { id, kind: 'payout', status: 'initiated', confirmRequestedAt: null },
-      data: { confirmRequestedAt: new Date() },
+    const claimed = await this.prisma.$transaction(async (tx) => {
+      const won = await tx.transaction.updateMany({
+        where: { id, kind: 'payout', status: 'initiated', confirmRequestedAt: null },
+        data: { confirmRequestedAt: new Date() },
+      });
+      // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
+      if (won.count === 1) await noteIdempotentResource(tx, 'payout', id);
+      return won;
     });
     if (claimed.count === 0) {
       const current = await this.requirePayout(id);

@@ -1,7 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import type { Env } from '../config/env';
 import { CardTransactionsService } from '../cards/card-transactions.service';
 import { PrismaService } from '../database/prisma.service';
-import type { Prisma, Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
+import { Prisma, type Transaction, type TransactionKind, type TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { LedgerService, type TransitionOutcome } from '../transactions/ledger.service';
 import { FINAL_STATUSES } from '../transactions/transaction-state';
@@ -26,6 +28,24 @@ const LOOKED_UP_KINDS: TransactionKind[] = ['payout', 'swap', 'collection'];
 /** Kinds the periodic pass looks up (collections settle by their deposit callback or expire). */
 const RECONCILED_KINDS: string[] = ['payout', 'swap'];
 
+/** Failure reason of a row settled `failed` because the provider's answer to its call never came. */
+export const PROVIDER_ANSWER_LOST = 'provider_answer_lost';
+
+/** Statuses of a row whose money-moving call got no answer (or was never answered before a crash). */
+const UNANSWERED_STATUSES: TransactionStatus[] = ['created', 'unknown'];
+
+/** Kinds settled without a provider id once past SETTLEMENT_DEADLINE (settleUnanswered). */
+const UNANSWERED_KINDS: TransactionKind[] = ['payout', 'collection', 'swap'];
+
+/** The provider event that says a collection was paid (provider-webhooks.md "Event names"). */
+const DEPOSIT_EVENT = 'transaction.deposit.success';
+
+/** What reconciliation needs of a ledger row. */
+export type ReconciledRow = Pick<
+  Transaction,
+  'id' | 'kind' | 'providerId' | 'status' | 'cardId' | 'createdAt' | 'reference'
+>;
+
 /** Counts of one reconciliation pass. */
 export interface ReconciliationReport {
   checked: number;
@@ -37,15 +57,21 @@ export interface ReconciliationReport {
   cardsSynced: number;
   /** Card movements the listing settled or added. */
   cardMoved: number;
+  /** Rows without a provider id settled past SETTLEMENT_DEADLINE (failed, paid, or needs_review). */
+  settled: number;
 }
 
 /**
  * Reconciliation: payouts and swaps stuck in a non-final status for longer than a threshold are
  * looked up at the provider (GET /transactions/{id}); card top-ups and withdrawals through the
  * card's provider listing; each is moved forward through the ledger's state machine with source
- * `reconciliation`. Then inbox events that are due (unmatched, failed, or stored by a process that
- * died) are retried. Rows are leased per pass and moves are decided under the ledger's row lock, so
- * instances running passes at once never look a row up twice or apply a move twice. The `reconcile`
+ * `reconciliation`. Rows whose money-moving call was never answered (no provider id: a timeout, a
+ * 5xx, or a gateway killed mid-call) are settled once past SETTLEMENT_DEADLINE by what the provider
+ * lets us learn, never by sending the call again (settleUnanswered); card movements still open past
+ * it after a sync go to `needs_review`. So no row stays `created` or `unknown` past the deadline.
+ * Then inbox events that are due (unmatched, failed, or stored by a process that died) are retried.
+ * Rows are leased per pass and moves are decided under the ledger's row lock, so instances running
+ * passes at once never look a row up twice or apply a move twice. The `reconcile`
  * job (src/jobs) runs a pass every 2 minutes.
  */
 @Injectable()
@@ -58,7 +84,13 @@ export class ReconciliationService {
     private readonly ledger: LedgerService,
     private readonly webhooks: WebhooksService,
     private readonly cardTransactions: CardTransactionsService,
+    private readonly config: ConfigService<Env, true>,
   ) {}
+
+  /** Rows created before this instant are past SETTLEMENT_DEADLINE at `now`. */
+  private deadlineCutoff(now: Date): Date {
+    return new Date(now.getTime() - this.config.get('SETTLEMENT_DEADLINE', { infer: true }) * 60_000);
+  }
 
   /**
    * One pass. `olderThanMs`: only records untouched for this long (default 5 min); `limit`: at most
@@ -73,6 +105,7 @@ export class ReconciliationService {
       inboxMatched: 0,
       cardsSynced: 0,
       cardMoved: 0,
+      settled: 0,
     };
     const now = opts.now ?? new Date();
     const before = new Date(now.getTime() - (opts.olderThanMs ?? 5 * 60_000));
@@ -86,7 +119,8 @@ export class ReconciliationService {
         this.logger.warn({ transactionId: row.id, error: (error as Error).message }, 'reconciliation lookup failed');
       }
     }
-    await this.reconcileCards(before, opts.limit ?? 100, report);
+    await this.settleAllUnanswered(now, before, opts.limit ?? 100, report);
+    await this.reconcileCards(now, before, opts.limit ?? 100, report);
     const inbox = await this.webhooks.retryDue({ limit: opts.limit, now });
     report.inboxRetried = inbox.retried;
     report.inboxMatched = inbox.settled;
@@ -104,17 +138,121 @@ export class ReconciliationService {
     statuses: string[],
     before: Date,
     limit: number,
-  ): Promise<Array<Pick<Transaction, 'id' | 'kind' | 'providerId' | 'status' | 'cardId'>>> {
+    opts: { withoutProviderId?: Date } = {},
+  ): Promise<ReconciledRow[]> {
+    // withoutProviderId: instead, rows with no provider id created before that instant.
+    const which = opts.withoutProviderId
+      ? Prisma.sql`provider_id IS NULL AND created_at < ${opts.withoutProviderId}`
+      : Prisma.sql`(provider_id IS NOT NULL OR card_id IS NOT NULL)`;
     return this.prisma.$queryRaw`
       UPDATE transactions SET updated_at = now()
       WHERE id IN (
         SELECT id FROM transactions
         WHERE kind::text = ANY(${kinds}) AND status::text = ANY(${statuses}) AND updated_at < ${before}
-          AND (provider_id IS NOT NULL OR card_id IS NOT NULL)
+          AND ${which}
         ORDER BY updated_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED)
-      RETURNING id, kind, provider_id AS "providerId", status, card_id AS "cardId"`;
+      RETURNING id, kind, provider_id AS "providerId", status, card_id AS "cardId", created_at AS "createdAt",
+        reference`;
+  }
+
+  /** Leases the payouts, collections and swaps without a provider id past the deadline and settles each. */
+  private async settleAllUnanswered(
+    now: Date,
+    before: Date,
+    limit: number,
+    report: ReconciliationReport,
+  ): Promise<void> {
+    const rows = await this.leaseStuck(UNANSWERED_KINDS, UNANSWERED_STATUSES, before, limit, {
+      withoutProviderId: this.deadlineCutoff(now),
+    });
+    for (const row of rows) {
+      report.checked += 1;
+      try {
+        if ((await this.settleUnanswered(row, now)) === 'applied') report.settled += 1;
+      } catch (error) {
+        report.errors += 1;
+        this.logger.warn({ transactionId: row.id, error: (error as Error).message }, 'settling failed');
+      }
+    }
+  }
+
+  /**
+   * Settles a payout, collection or swap whose money-moving call was never answered (status
+   * `created` or `unknown`, no provider id), once past SETTLEMENT_DEADLINE at `now` (before that it
+   * is left as it is: `unchanged`). Never by sending the call again:
+   * - payout → `failed`, reason `provider_answer_lost`: initialize moves no money, and the
+   *   provider's initiated record lapses after its ~4-minute rate window (provider-webhooks.md) without
+   *   a finalize, which the gateway sends only for a row holding the provider id. The client may try again.
+   * - collection → paid when a deposit callback with its reference is in the inbox (webhook_events:
+   *   the row moves to `unknown`, then the event is applied again as the webhook would, source
+   *   `webhook`); else `failed`, reason `provider_answer_lost`: its account detail never reached the
+   *   client, so nobody was told where to pay.
+   * - swap → `needs_review` once its quote has expired, and the quote `needs_review` too: nothing in
+   *   the provider's documented API finds a swap by its quote, and finalizing the quote again would
+   *   move money if the first call never arrived. A person resolves it (POST /v1/transactions/{id}/resolve).
+   * Every move has source `reconciliation`, and is decided under the ledger's row lock, so a row is
+   * settled once however many passes run.
+   */
+  async settleUnanswered(row: ReconciledRow, now: Date = new Date()): Promise<TransitionOutcome> {
+    if (!UNANSWERED_KINDS.includes(row.kind) || !UNANSWERED_STATUSES.includes(row.status) || row.providerId)
+      return 'unchanged';
+    const settlesBy = this.ledger.settlesBy(row);
+    if (settlesBy > now) return 'unchanged';
+    const lost = { reason: PROVIDER_ANSWER_LOST, settlesBy: settlesBy.toISOString() };
+    if (row.kind === 'swap') {
+      const quote = await this.prisma.swapQuote.findUnique({ where: { transactionId: row.id } });
+      if (quote && quote.expiresAt > now) return 'unchanged';
+      return this.prisma.$transaction(async (tx) => {
+        const { outcome } = await this.ledger.transition(row.id, 'needs_review', 'reconciliation', {
+          tx,
+          payload: lost,
+        });
+        if (outcome === 'applied') {
+          await tx.swapQuote.updateMany({
+            where: { transactionId: row.id, status: 'executing' },
+            data: { status: 'needs_review' },
+          });
+        }
+        return outcome;
+      });
+    }
+    if (row.kind === 'collection') {
+      const deposit = await this.prisma.webhookEvent.findFirst({
+        where: { event: DEPOSIT_EVENT, reference: row.reference },
+        orderBy: { receivedAt: 'asc' },
+      });
+      if (deposit) {
+        if (row.status === 'created') {
+          await this.ledger.transition(row.id, 'unknown', 'reconciliation', {
+            payload: { reason: 'deposit callback found in the inbox', webhookEventId: deposit.id },
+          });
+        }
+        const outcome = await this.webhooks.process(deposit);
+        return outcome === 'applied' ? 'applied' : 'unchanged';
+      }
+    }
+    const { outcome } = await this.ledger.transition(row.id, 'failed', 'reconciliation', {
+      patch: { failureReason: PROVIDER_ANSWER_LOST },
+      payload: lost,
+    });
+    return outcome;
+  }
+
+  /**
+   * A card top-up or withdrawal (or a card's initial funding) still `created` or `unknown` past
+   * SETTLEMENT_DEADLINE after its card was synced (or whose card never got a provider id) →
+   * `needs_review`, source `reconciliation`: the provider may have moved the money, and nothing
+   * more can be learnt.
+   */
+  private async reviewIfOverdue(id: string, now: Date): Promise<TransitionOutcome> {
+    const row = await this.ledger.get(id);
+    if (!UNANSWERED_STATUSES.includes(row.status) || this.ledger.settlesBy(row) > now) return 'unchanged';
+    const { outcome } = await this.ledger.transition(id, 'needs_review', 'reconciliation', {
+      payload: { reason: 'not in the card listing past the settlement deadline' },
+    });
+    return outcome;
   }
 
   /**
@@ -123,7 +261,7 @@ export class ReconciliationService {
    * so the card's own listing is read instead (CardTransactionsService.sync, which settles rows by
    * provider id or reference, source `reconciliation`). Rows are leased like payouts, one sync per card.
    */
-  private async reconcileCards(before: Date, limit: number, report: ReconciliationReport): Promise<void> {
+  private async reconcileCards(now: Date, before: Date, limit: number, report: ReconciliationReport): Promise<void> {
     const stuck = await this.leaseStuck(
       ['card_topup', 'card_withdrawal'],
       ['created', 'unknown', 'pending'],
@@ -133,10 +271,15 @@ export class ReconciliationService {
     for (const cardId of new Set(stuck.flatMap((row) => (row.cardId ? [row.cardId] : [])))) {
       try {
         const card = await this.prisma.card.findUnique({ where: { id: cardId } });
-        if (!card?.providerId) continue;
-        const { changed } = await this.cardTransactions.sync(card);
-        report.cardsSynced += 1;
-        report.cardMoved += changed;
+        if (!card) continue;
+        if (card.providerId) {
+          const { changed } = await this.cardTransactions.sync(card);
+          report.cardsSynced += 1;
+          report.cardMoved += changed;
+        }
+        for (const row of stuck.filter((r) => r.cardId === cardId)) {
+          if ((await this.reviewIfOverdue(row.id, now)) === 'applied') report.settled += 1;
+        }
       } catch (error) {
         report.errors += 1;
         this.logger.warn({ cardId, error: (error as Error).message }, 'card reconciliation failed');
@@ -147,23 +290,25 @@ export class ReconciliationService {
   /**
    * Looks one ledger row up at the provider and applies the forward move it shows, with source
    * `reconciliation`: payouts, swaps and collections through GET /transactions/{providerId}; card
-   * top-ups and withdrawals through the card's listing (which knows them; the lookup does not). A
-   * row already final, a card spend, or a row without a provider id is left as it is without
-   * calling the provider (`unchanged`).
+   * top-ups and withdrawals through the card's listing (which knows them; the lookup does not), then
+   * `needs_review` when still open past SETTLEMENT_DEADLINE. A payout, collection or swap without a
+   * provider id is settled by settleUnanswered when past SETTLEMENT_DEADLINE at `now`, else left as
+   * it is. A row already final or under review, or a card spend, is left as it is without calling
+   * the provider (`unchanged`).
    * @throws ProviderError (502/504) when the provider cannot answer.
    */
-  async reconcileTransaction(
-    row: Pick<Transaction, 'id' | 'kind' | 'providerId' | 'status' | 'cardId'>,
-  ): Promise<TransitionOutcome> {
-    if (FINAL_STATUSES.includes(row.status)) return 'unchanged';
+  async reconcileTransaction(row: ReconciledRow, now: Date = new Date()): Promise<TransitionOutcome> {
+    if (FINAL_STATUSES.includes(row.status) || row.status === 'needs_review') return 'unchanged';
     if (row.kind === 'card_topup' || row.kind === 'card_withdrawal') {
       const card = row.cardId ? await this.prisma.card.findUnique({ where: { id: row.cardId } }) : null;
-      if (!card?.providerId) return 'unchanged';
-      await this.cardTransactions.sync(card);
+      if (!card) return 'unchanged';
+      if (card.providerId) await this.cardTransactions.sync(card);
+      const reviewed = await this.reviewIfOverdue(row.id, now);
       const after = await this.ledger.get(row.id);
-      return after.status === row.status ? 'unchanged' : 'applied';
+      return after.status === row.status && reviewed !== 'applied' ? 'unchanged' : 'applied';
     }
-    if (!LOOKED_UP_KINDS.includes(row.kind) || !row.providerId) return 'unchanged';
+    if (!row.providerId) return this.settleUnanswered(row, now);
+    if (!LOOKED_UP_KINDS.includes(row.kind)) return 'unchanged';
     const upstream = await this.provider.getTransaction(row.providerId);
     const to = PAYOUT_STATUS[upstream.status.toLowerCase()];
     if (!to || to === row.status) return 'unchanged';

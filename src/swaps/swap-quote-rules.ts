@@ -7,9 +7,12 @@ import { DomainError, ErrorCode, InvalidStateTransitionError } from '../common/e
  *   unknown (timeout, 5xx) and reconciliation decides;
  * - `executed`: the provider executed it (the swap's ledger row is `success`);
  * - `failed`: the provider refused to execute it; a quote is not offered a second time;
- * - `expired`: lapsed before execution (shown for an `open` quote past `expiresAt`; an expiry job may store it).
+ * - `expired`: lapsed before execution (shown for an `open` quote past `expiresAt`; an expiry job may store it);
+ * - `needs_review`: its finalize was never answered and it has expired: whether the provider executed it
+ *   cannot be learnt, so its swap is `needs_review` too; resolving the swap by hand moves it to
+ *   `executed` or `failed` (ReconciliationService.settleUnanswered, POST /v1/transactions/{id}/resolve).
  */
-export const SWAP_QUOTE_STATUSES = ['open', 'executing', 'executed', 'failed', 'expired'] as const;
+export const SWAP_QUOTE_STATUSES = ['open', 'executing', 'executed', 'failed', 'expired', 'needs_review'] as const;
 export type SwapQuoteStatus = (typeof SWAP_QUOTE_STATUSES)[number];
 
 /** 422 `quote_expired`: the quote lapsed; ask for a new one (POST /v1/swap-quotes). */
@@ -50,7 +53,7 @@ export function effectiveQuoteStatus(quote: { status: string; expiresAt: Date },
  * Why a quote cannot be executed now, or null if it can (`open` and not expired). Checked before
  * the provider is called:
  * - `expired` (stored, or `open` past `expiresAt`) → QuoteExpiredError (422 `quote_expired`);
- * - `executing`, `executed`, `failed` → InvalidStateTransitionError (409 `invalid_state_transition`).
+ * - `executing`, `executed`, `failed`, `needs_review` → InvalidStateTransitionError (409 `invalid_state_transition`).
  */
 export function quoteExecutionRefusal(
   quote: { id: string; status: string; expiresAt: Date },

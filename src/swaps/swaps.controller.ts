@@ -8,7 +8,13 @@ import {
 } from '@nestjs/swagger';
 import type { AuthenticatedClient } from '../auth/auth.decorators';
 import { CurrentClient, RequireScopes } from '../auth/auth.decorators';
-import { ApiConflict, ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
+import {
+  ApiConflict,
+  ApiNotFound,
+  ApiProviderErrors,
+  ApiUnsettledProviderErrors,
+  ApiValidationErrors,
+} from '../common/api-responses';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import { ProblemDto } from '../common/problem.dto';
 import { ParseIdPipe } from '../common/validation';
@@ -53,7 +59,7 @@ export class SwapsController {
   @ApiCreatedResponse({ type: SwapDto })
   @ApiValidationErrors()
   @ApiNotFound('swap quote')
-  @ApiProviderErrors()
+  @ApiUnsettledProviderErrors()
   @ApiUnprocessableEntityResponse({
     type: ProblemDto,
     description: 'quote_expired: the quote lapsed; the provider was not called.',

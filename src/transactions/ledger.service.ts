@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../common/errors';
+import { ConfigService } from '@nestjs/config';
+import { DomainError, ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../common/errors';
+import { currentIdempotencyClaim, noteIdempotentResource } from '../common/idempotency/idempotency-context';
+import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import {
   Prisma,
@@ -20,6 +23,27 @@ export type TransactionPatch = Omit<Prisma.TransactionUncheckedUpdateInput, 'id'
 
 type Tx = Prisma.TransactionClient;
 
+/**
+ * The statuses `source` may move a row of `kind` to `to` from: the state table's, where only a
+ * person (`manual`, POST /v1/transactions/{id}/resolve) moves a row out of `needs_review`, and a
+ * manual move starts nowhere else. Callbacks, reconciliation and the API never leave `needs_review`.
+ */
+export function movableFrom(
+  kind: TransactionKind,
+  to: TransactionStatus,
+  source: StatusChangeSource,
+): TransactionStatus[] {
+  const sources = sourcesOf(kind, to);
+  return source === 'manual'
+    ? sources.filter((from) => from === 'needs_review')
+    : sources.filter((from) => from !== 'needs_review');
+}
+
+/** The client of the current idempotent request, recorded as the actor of `api` moves (null elsewhere). */
+function apiActor(source: StatusChangeSource): string | null {
+  return source === 'api' ? (currentIdempotencyClaim()?.clientId ?? null) : null;
+}
+
 /** Every column of `transactions`, named as the Transaction type's fields (for raw RETURNING). */
 const TRANSACTION_COLUMNS = Prisma.sql`t.id, t.kind, t.direction, t.status, t.amount, t.fee, t.currency,
   t.counter_amount AS "counterAmount", t.counter_currency AS "counterCurrency", t.exchange_rate AS "exchangeRate",
@@ -38,12 +62,25 @@ export class LedgerService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly outbox: OutboxService,
+    private readonly config: ConfigService<Env, true>,
   ) {}
+
+  /**
+   * When a row left without the provider's answer is settled at the latest: its creation +
+   * SETTLEMENT_DEADLINE minutes (reconciliation settles `created`/`unknown` rows past it).
+   */
+  settlesBy(row: Pick<Transaction, 'createdAt'>): Date {
+    return new Date(row.createdAt.getTime() + this.config.get('SETTLEMENT_DEADLINE', { infer: true }) * 60_000);
+  }
 
   /**
    * Writes a new ledger row in status `created` (or the given initial status) with its first
    * history entry, in one database transaction. Amounts are minor units. An initial status with a
    * gateway event (src/outbound/gateway-events.ts) publishes it to the outbox in that transaction.
+   * Under an Idempotency-Key, the row is recorded on the request's claim as its resource (kind + id)
+   * in the same transaction, and the client as the history entry's actor.
+   * @throws ConflictError (409 `request_in_progress`) when the request lost its claim to a retry:
+   * nothing is written, and the caller must not call the provider.
    */
   async record(
     data: Omit<Prisma.TransactionUncheckedCreateInput, 'status'> & { status?: TransactionStatus },
@@ -52,7 +89,10 @@ export class LedgerService {
   ): Promise<Transaction> {
     const run = async (db: Tx) => {
       const row = await db.transaction.create({ data: { ...data, status: data.status ?? 'created' } });
-      await db.transactionStatusChange.create({ data: { transactionId: row.id, from: null, to: row.status, source } });
+      await db.transactionStatusChange.create({
+        data: { transactionId: row.id, from: null, to: row.status, source, actorId: apiActor(source) },
+      });
+      await noteIdempotentResource(db, row.kind, row.id);
       await this.outbox.publishLedgerStatus(row, db);
       return row;
     };
@@ -64,6 +104,9 @@ export class LedgerService {
    * (transaction-state.ts), setting `patch` and writing the history entry atomically. A move to
    * the status it already has is `unchanged` (duplicate events change nothing).
    * With `strict`, a refused move throws InvalidStateTransitionError (409) instead of returning `refused`.
+   * Only a `manual` move leaves `needs_review`, and a `manual` move leaves nothing else (movableFrom):
+   * a callback or reconciliation for a row under review is `refused` (or `unchanged`).
+   * `actorId`: who moved it (an API client id; the current idempotent request's client by default for `api`).
    * An `applied` move to a status with a gateway event (e.g. payout success → `payout.succeeded`,
    * src/outbound/gateway-events.ts) publishes it to the outbox in the same database transaction.
    */
@@ -71,13 +114,21 @@ export class LedgerService {
     id: string,
     to: TransactionStatus,
     source: StatusChangeSource,
-    opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; strict?: boolean; tx?: Tx } = {},
+    opts: {
+      patch?: TransactionPatch;
+      payload?: Prisma.InputJsonValue;
+      strict?: boolean;
+      tx?: Tx;
+      actorId?: string;
+    } = {},
   ): Promise<{ outcome: TransitionOutcome; transaction: Transaction }> {
+    const actorId = opts.actorId ?? apiActor(source);
     if (
       !opts.tx &&
+      source !== 'manual' &&
       Object.entries(opts.patch ?? {}).every(([key, value]) => key === 'failureReason' && typeof value === 'string')
     ) {
-      const result = await this.moveInOneStatement(id, to, source, opts);
+      const result = await this.moveInOneStatement(id, to, source, { ...opts, actorId });
       if (result) return result;
       // Not decided (a refused move, an unknown id, or a duplicate with a patch): the general path says which.
     }
@@ -85,13 +136,17 @@ export class LedgerService {
       const [current] = await db.$queryRaw<Array<Pick<Transaction, 'id' | 'kind' | 'status'>>>`
         SELECT id, kind, status FROM transactions WHERE id = ${id}::uuid FOR UPDATE`;
       if (!current) throw new NotFoundError('Transaction', id);
+      if (source === 'manual' && current.status !== 'needs_review') {
+        if (opts.strict) throw new InvalidStateTransitionError(current.kind, current.status, to);
+        return { outcome: 'refused' as const, transaction: await db.transaction.findUniqueOrThrow({ where: { id } }) };
+      }
       if (current.status === to) {
         const row = opts.patch
           ? await db.transaction.update({ where: { id }, data: opts.patch })
           : await db.transaction.findUniqueOrThrow({ where: { id } });
         return { outcome: 'unchanged' as const, transaction: row };
       }
-      if (!sourcesOf(current.kind, to).includes(current.status)) {
+      if (!movableFrom(current.kind, to, source).includes(current.status)) {
         if (opts.strict) throw new InvalidStateTransitionError(current.kind, current.status, to);
         return { outcome: 'refused' as const, transaction: await db.transaction.findUniqueOrThrow({ where: { id } }) };
       }
@@ -100,7 +155,7 @@ export class LedgerService {
         data: { ...opts.patch, status: to, ...(FINAL_STATUSES.includes(to) ? { completedAt: new Date() } : {}) },
       });
       await db.transactionStatusChange.create({
-        data: { transactionId: id, from: current.status, to, source, payload: opts.payload },
+        data: { transactionId: id, from: current.status, to, source, payload: opts.payload, actorId },
       });
       await this.outbox.publishLedgerStatus(row, db);
       return { outcome: 'applied' as const, transaction: row };
@@ -122,14 +177,14 @@ export class LedgerService {
     id: string,
     to: TransactionStatus,
     source: StatusChangeSource,
-    opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue },
+    opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; actorId: string | null },
   ): Promise<{ outcome: 'applied' | 'unchanged'; transaction: Transaction } | null> {
     const [before] = await this.prisma.$queryRaw<Transaction[]>`
       SELECT ${TRANSACTION_COLUMNS} FROM transactions t WHERE t.id = ${id}::uuid`;
     if (!before) return null;
     // A duplicate (a retried callback): statuses only move forward, so a row already there stays.
     if (before.status === to && !opts.patch) return { outcome: 'unchanged', transaction: before };
-    const sources = sourcesOf(before.kind, to);
+    const sources = movableFrom(before.kind, to, source);
     if (!sources.includes(before.status)) return null;
     const now = new Date();
     const failureReason = typeof opts.patch?.failureReason === 'string' ? opts.patch.failureReason : null;
@@ -154,9 +209,9 @@ export class LedgerService {
         WHERE t.id = cur.id AND cur.status::text = ANY(${sources}::text[])
         RETURNING ${TRANSACTION_COLUMNS}, cur.status AS "previousStatus"),
       history AS (
-        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, payload)
+        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, payload, actor_id)
         SELECT id, "previousStatus", ${to}::"TransactionStatus", ${source}::"StatusChangeSource", ${now},
-               ${opts.payload === undefined ? null : JSON.stringify(opts.payload)}::jsonb
+               ${opts.payload === undefined ? null : JSON.stringify(opts.payload)}::jsonb, ${opts.actorId}::uuid
         FROM upd),
       outbox AS (
         INSERT INTO outbox_messages (id, subscription_id, event_type, payload)
@@ -173,14 +228,26 @@ export class LedgerService {
    * Records a failed provider call on a ledger row: a refusal (`provider_rejected`: nothing
    * happened upstream) → `failed`; anything else (timeout, 5xx, an error after the call) → `unknown`,
    * which reconciliation settles. Returns the status aimed for.
+   * When the row is left `unknown` and `error` is a DomainError (the answer the client gets), its
+   * problem+json says what happens next: `transactionId`, `transactionStatus: 'unknown'` and `settlesBy` (ISO
+   * 8601: the row's creation + SETTLEMENT_DEADLINE, by when reconciliation has settled it; see
+   * ReconciliationService). The client should not start the movement again before then.
    */
   async recordProviderFailure(id: string, error: unknown, tx?: Tx): Promise<TransactionStatus> {
     const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
     const to: TransactionStatus = refused ? 'failed' : 'unknown';
-    await this.transition(id, to, 'api', {
+    const { transaction } = await this.transition(id, to, 'api', {
       tx,
       patch: { failureReason: error instanceof Error ? error.message : String(error) },
     });
+    if (transaction.status === 'unknown' && error instanceof DomainError) {
+      Object.assign(error.extensions, {
+        transactionId: transaction.id,
+        // `status` is the HTTP status in a problem (RFC 9457), so the ledger's goes by another name.
+        transactionStatus: 'unknown',
+        settlesBy: this.settlesBy(transaction).toISOString(),
+      });
+    }
     return to;
   }
 

@@ -188,7 +188,8 @@ export function summaryStatement(filter: TransactionFilter): SqlStatement {
 export const GET_WITH_HISTORY: SqlStatement = {
   name: 'tx_get_with_history',
   text: `SELECT ${TRANSACTION_COLUMNS},
-    COALESCE((SELECT json_agg(json_build_object('from', c."from", 'to', c."to", 'source', c.source, 'at', c.at)
+    COALESCE((SELECT json_agg(json_build_object('from', c."from", 'to', c."to", 'source', c.source, 'at', c.at,
+                                              'actorId', c.actor_id)
                               ORDER BY c.at, c.id)
               FROM transaction_status_changes c WHERE c.transaction_id = t.id), '[]'::json) AS status_history
     FROM transactions t WHERE t.id = $1::uuid`,

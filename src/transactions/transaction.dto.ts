@@ -298,10 +298,18 @@ export class StatusChangeDto {
   @ApiProperty({
     enum: SOURCES,
     enumName: 'StatusChangeSource',
-    description: 'What moved it: api, webhook or reconciliation.',
+    description:
+      'What moved it: api, webhook, reconciliation, or manual (a person, POST /v1/transactions/{id}/resolve).',
   })
   source: StatusChangeSource;
   @ApiProperty({ format: 'date-time' }) at: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    format: 'uuid',
+    description: 'The API client that moved it (manual moves; api moves under an Idempotency-Key), else null.',
+  })
+  actorId: string | null;
 }
 
 /** A transaction with its status history, oldest move first. */
@@ -348,4 +356,32 @@ export class TransactionSummaryDto {
   to: string | null;
   @ApiProperty({ type: [TransactionTotalDto], description: 'Ordered by currency, kind, status.' })
   totals: TransactionTotalDto[];
+}
+
+/** Longest `evidence` text a resolution keeps (characters). */
+export const MAX_EVIDENCE_LENGTH = 2000;
+
+/**
+ * Body of POST /v1/transactions/{id}/resolve: a person's decision on a `needs_review` row, taken
+ * from the provider's own records (dashboard, statement, support answer).
+ */
+export class ResolveTransactionDto {
+  @ApiProperty({
+    enum: ['success', 'failed'],
+    description: 'What the provider shows happened: `success` (the money moved) or `failed` (it did not).',
+  })
+  @IsIn(['success', 'failed'], { message: 'status must be success or failed' })
+  status: 'success' | 'failed';
+
+  @ApiProperty({
+    minLength: 1,
+    maxLength: MAX_EVIDENCE_LENGTH,
+    example: 'Provider dashboard: swap 9f1c… completed 2026-11-25 03:12 UTC, 10.00 USD → 15,200.00 NGN',
+    description: `The provider's evidence for the decision, as text (1-${MAX_EVIDENCE_LENGTH} characters); kept in the status history.`,
+  })
+  @Transform(trim)
+  @IsString()
+  @Matches(/\S/, { message: 'evidence must not be empty' })
+  @MaxLength(MAX_EVIDENCE_LENGTH)
+  evidence: string;
 }

@@ -57,6 +57,7 @@ export function toTransactionDetailDto(row: TransactionWithHistoryRow): Transact
       to: change.to,
       source: change.source,
       at: new Date(change.at).toISOString(),
+      actorId: change.actorId,
     })),
   };
 }

@@ -1,13 +1,14 @@
-import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { RequireScopes } from '../auth/auth.decorators';
-import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
+import { type AuthenticatedClient, CurrentClient, RequireScopes } from '../auth/auth.decorators';
+import { ApiConflict, ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { ParseIdPipe } from '../common/validation';
 import {
   ExportTransactionsQueryDto,
   GetTransactionQueryDto,
   ListTransactionsQueryDto,
+  ResolveTransactionDto,
   TransactionDetailDto,
   TransactionPageDto,
   TransactionSummaryDto,
@@ -17,8 +18,8 @@ import { CSV_COLUMNS } from './transactions-csv';
 import { TransactionsService } from './transactions.service';
 
 /**
- * The finance API over the local ledger. Everything here needs `transactions:read` only: a
- * finance key reads history and moves no money.
+ * The finance API over the local ledger. Reading needs `transactions:read` only: a finance key
+ * reads history and moves no money. Resolving a `needs_review` row by hand needs `transactions:resolve`.
  */
 @ApiTags('transactions')
 @Controller('v1/transactions')
@@ -87,7 +88,9 @@ export class TransactionsController {
     summary: 'Get a transaction with its status history',
     description:
       'The local record. With `refresh=true` the provider is asked first (GET /transactions/{id}) and a forward ' +
-      'status move is applied with source `reconciliation`.',
+      'status move is applied with source `reconciliation`; a row whose provider call was never answered (no ' +
+      'provider id, `created`/`unknown`) is settled once past its `settlesBy` (creation + SETTLEMENT_DEADLINE): ' +
+      'a payout or a collection `failed` (reason `provider_answer_lost`), a swap `needs_review`.',
   })
   @ApiOkResponse({ type: TransactionDetailDto })
   @ApiValidationErrors()
@@ -95,5 +98,29 @@ export class TransactionsController {
   @ApiProviderErrors()
   get(@Param('id', ParseIdPipe()) id: string, @Query() query: GetTransactionQueryDto): Promise<TransactionDetailDto> {
     return this.transactions.get(id, query.refresh === true);
+  }
+
+  @Post(':id/resolve')
+  @HttpCode(200)
+  @RequireScopes('transactions:resolve')
+  @ApiOperation({
+    summary: 'Resolve a needs_review transaction by hand',
+    description:
+      'A row goes to `needs_review` when nothing the provider lets the gateway learn can settle it and money may ' +
+      'have moved (e.g. a swap whose answer was lost; event `transaction.needs_review`). After checking the ' +
+      "provider's records, a person sets it `success` or `failed` with the evidence as text. Recorded with source " +
+      "`manual`, the API client as `actorId` and the evidence in the status history; a swap's quote follows " +
+      '(`executed`/`failed`). Nothing is sent to the provider, and only this route moves a row out of `needs_review`.',
+  })
+  @ApiOkResponse({ type: TransactionDetailDto })
+  @ApiValidationErrors()
+  @ApiNotFound('transaction')
+  @ApiConflict('invalid_state_transition: the transaction is not `needs_review`.')
+  resolve(
+    @Param('id', ParseIdPipe()) id: string,
+    @Body() body: ResolveTransactionDto,
+    @CurrentClient() client: AuthenticatedClient,
+  ): Promise<TransactionDetailDto> {
+    return this.transactions.resolve(id, body, client.id);
   }
 }

@@ -23,6 +23,7 @@ export interface TransactionWithHistoryRow extends TransactionRow {
     to: TransactionStatus;
     source: StatusChangeSource;
     at: string;
+    actorId: string | null;
   }>;
 }
 

@@ -2,11 +2,14 @@ import { Injectable } from '@nestjs/common';
 import { pipeline, Readable } from 'node:stream';
 import { NotFoundError, ValidationError } from '../common/errors';
 import { decodeCursor, encodeCursor } from '../common/pagination';
+import { PrismaService } from '../database/prisma.service';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
+import { LedgerService } from './ledger.service';
 import {
   DEFAULT_TRANSACTION_PAGE,
   ExportTransactionsQueryDto,
   ListTransactionsQueryDto,
+  ResolveTransactionDto,
   TransactionDetailDto,
   TransactionFilterDto,
   TransactionPageDto,
@@ -55,6 +58,8 @@ export class TransactionsService {
   constructor(
     private readonly repository: TransactionsRepository,
     private readonly reconciliation: ReconciliationService,
+    private readonly ledger: LedgerService,
+    private readonly prisma: PrismaService,
   ) {}
 
   /**
@@ -82,7 +87,8 @@ export class TransactionsService {
   /**
    * The local record with its status history. With `refresh`, the provider is asked first
    * (GET /transactions/{id}, provider-api.md "Transactions") and a forward move is applied with
-   * source `reconciliation`.
+   * source `reconciliation`; a row without a provider id (its call was never answered) is settled
+   * when past SETTLEMENT_DEADLINE (ReconciliationService.settleUnanswered), else shown as it is.
    * @throws NotFoundError (404); ProviderError (502/504) when `refresh` cannot reach the provider.
    */
   async get(id: string, refresh = false): Promise<TransactionDetailDto> {
@@ -95,10 +101,38 @@ export class TransactionsService {
         providerId: row.provider_id,
         status: row.status,
         cardId: row.card_id,
+        createdAt: row.created_at,
+        reference: row.reference,
       });
       if (outcome === 'applied') row = (await this.repository.getWithHistory(id)) ?? row;
     }
     return toTransactionDetailDto(row);
+  }
+
+  /**
+   * Resolves a `needs_review` row by hand → `success` or `failed`, source `manual`, with `actorId`
+   * (the API client) on the history entry and `evidence` in its payload; a `failed` row gets the
+   * reason `resolved_failed`. A swap's quote follows in the same database transaction (`executed` or
+   * `failed`). Nothing is sent to the provider: the decision records what the provider shows.
+   * @throws NotFoundError (404); InvalidStateTransitionError (409) unless the row is `needs_review`.
+   */
+  async resolve(id: string, input: ResolveTransactionDto, actorId: string): Promise<TransactionDetailDto> {
+    await this.prisma.$transaction(async (tx) => {
+      const { transaction } = await this.ledger.transition(id, input.status, 'manual', {
+        tx,
+        strict: true,
+        actorId,
+        payload: { evidence: input.evidence },
+        patch: input.status === 'failed' ? { failureReason: 'resolved_failed' } : undefined,
+      });
+      if (transaction.kind === 'swap') {
+        await tx.swapQuote.updateMany({
+          where: { transactionId: id },
+          data: input.status === 'success' ? { status: 'executed', executedAt: new Date() } : { status: 'failed' },
+        });
+      }
+    });
+    return this.get(id);
   }
 
   /** Count, amount and fee sums per currency × kind × status (minor units as exact strings, plus major units). */

@@ -15,6 +15,7 @@ const KINDS = ['collection', 'payout', 'swap', 'card_topup', 'card_withdrawal', 
 const STATUSES = [
   'created',
   'unknown',
+  'needs_review',
   'initiated',
   'pending',
   'processing',

@@ -6,6 +6,7 @@
 export const STATUS_COLOURS = {
   created: '#94a3b8',
   unknown: '#a855f7',
+  needs_review: '#e11d48',
   initiated: '#38bdf8',
   pending: '#f59e0b',
   processing: '#0ea5e9',

@@ -1,8 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import type { Env } from '../../config/env';
 import { isUniqueViolation, PrismaService } from '../../database/prisma.service';
 import { Prisma } from '../../generated/prisma/client';
 import { ConflictError, DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from '../errors';
+import { IdempotencyClaim, runWithIdempotencyClaim } from './idempotency-context';
 
 /** How long a key's first response is kept and replayed (DESIGN.md: 24 h). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -36,20 +39,53 @@ export function requestFingerprint(method: string, path: string, body: unknown):
 }
 
 /**
+ * Renders the current state of a resource a request wrote ahead of its provider call (e.g. a payout
+ * → its PayoutDto), for a retry whose first request died. `clientId` is the retrying client (a
+ * renderer must not show another client's resource). @throws NotFoundError when it is gone.
+ */
+export type ResourceRenderer = (id: string, clientId: string) => Promise<unknown>;
+
+/** What a retry of a taken key found: an answer, or the claim itself (taken over: run the work). */
+type Found = { response: StoredResponse } | { takenOver: Date };
+
+/**
  * Idempotency keys (DESIGN.md "Idempotency-Key"), decided in PostgreSQL so that it holds across
- * several gateway instances: a unique (client, key) row is claimed before the work runs.
+ * several gateway instances: a unique (client, key) row is claimed before the work runs, with a
+ * lease (`lease_expires_at` = now + IDEMPOTENCY_LEASE_MS).
  * - same client + key + same request → the first response is replayed; the work does not run again;
  * - same key + another request → 409 `idempotency_key_reused`;
  * - a second request while the first runs → waits up to IN_PROGRESS_WAIT_MS for its result, then
- *   409 `request_in_progress`.
+ *   409 `request_in_progress`;
+ * - a retry that finds the claim in progress with its lease lapsed (its process died): when the
+ *   work had written its resource ahead of the provider call (noteIdempotentResource, e.g. the
+ *   payout's ledger row), the retry is answered from that resource's current state (a renderer each
+ *   module registers; header `idempotent-replayed: true`) and the work does NOT run again; when no
+ *   resource was written, nothing was sent to the provider (write-ahead precedes every provider
+ *   call), so the retry takes the claim over atomically (new lease) and runs the work. The lease is
+ *   the claim's token: the first request, should it still be alive, finds it changed when it tries
+ *   to write its resource and stops before the provider (idempotency-context.ts).
  * A `validation_failed` answer is not kept (nothing happened; the client may correct and resend).
  * Every other answer, errors included, is kept: after a provider timeout the money movement's
- * outcome is unknown, and replaying the answer is what prevents a second payout. A stuck
- * in-progress row (the process died mid-request) blocks its key until it expires: safe, not lost.
+ * outcome is unknown, and replaying the answer is what prevents a second payout.
  */
 @Injectable()
 export class IdempotencyService {
-  constructor(private readonly prisma: PrismaService) {}
+  private readonly renderers = new Map<string, ResourceRenderer>();
+
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly config: ConfigService<Env, true>,
+  ) {}
+
+  /**
+   * Registers how to answer a retry from a resource of `type` (the type given to
+   * noteIdempotentResource: a ledger kind such as `payout`, or `card`).
+   * @throws Error when the type already has a renderer (two owners would be a bug).
+   */
+  registerResource(type: string, render: ResourceRenderer): void {
+    if (this.renderers.has(type)) throw new Error(`idempotent resource ${type} already has a renderer`);
+    this.renderers.set(type, render);
+  }
 
   async run(
     clientId: string,
@@ -57,49 +93,63 @@ export class IdempotencyService {
     fingerprint: string,
     work: () => Promise<StoredResponse>,
   ): Promise<StoredResponse & { replayed: boolean }> {
-    const claimed = await this.claim(clientId, key, fingerprint);
-    if (!claimed) return { ...(await this.awaitStored(clientId, key, fingerprint)), replayed: true };
+    let lease = await this.claim(clientId, key, fingerprint);
+    if (!lease) {
+      const found = await this.awaitStored(clientId, key, fingerprint);
+      if ('response' in found) return { ...found.response, replayed: true };
+      lease = found.takenOver;
+    }
+    const claim: IdempotencyClaim = { clientId, key, leaseExpiresAt: lease };
     let response: StoredResponse;
     try {
-      response = await work();
+      response = await runWithIdempotencyClaim(claim, work);
     } catch (error) {
       if (error instanceof DomainError && error.code === ErrorCode.ValidationFailed) {
-        await this.prisma.idempotencyRecord.deleteMany({ where: { clientId, key, state: 'in_progress' } });
+        await this.prisma.idempotencyRecord.deleteMany({
+          where: { clientId, key, state: 'in_progress', leaseExpiresAt: lease },
+        });
         throw error;
       }
       // Any other failure may follow a provider call: keep the answer so a retry never moves money
-      // twice. If even that cannot be written (database down), the row stays in progress, which
-      // refuses retries with 409 rather than risking a second movement.
+      // twice. If even that cannot be written (database down), the row stays in progress until its
+      // lease lapses; a retry is then answered from the resource written ahead of the call.
       const stored =
         error instanceof DomainError
           ? { code: error.code, message: error.message, extensions: error.extensions }
           : { code: ErrorCode.InternalError, message: 'An unexpected error occurred.', extensions: {} };
-      await this.complete(clientId, key, {
+      await this.complete(claim, {
         status: HTTP_STATUS_BY_CODE[stored.code],
         body: { __error: true, ...stored },
       }).catch(() => undefined);
       throw error;
     }
-    await this.complete(clientId, key, response);
+    await this.complete(claim, response);
     return { ...response, replayed: false };
   }
 
-  /** Inserts the in-progress row; false if the key is taken (an expired row is replaced). */
-  private async claim(clientId: string, key: string, fingerprint: string): Promise<boolean> {
-    const expiresAt = new Date(Date.now() + IDEMPOTENCY_TTL_MS);
+  private leaseMs(): number {
+    return this.config.get('IDEMPOTENCY_LEASE_MS', { infer: true });
+  }
+
+  /** Inserts the in-progress row with its lease; null if the key is taken (an expired row is replaced). */
+  private async claim(clientId: string, key: string, fingerprint: string): Promise<Date | null> {
+    const now = Date.now();
+    const expiresAt = new Date(now + IDEMPOTENCY_TTL_MS);
+    const leaseExpiresAt = new Date(now + this.leaseMs());
     await this.prisma.idempotencyRecord.deleteMany({ where: { clientId, key, expiresAt: { lt: new Date() } } });
     try {
-      await this.prisma.idempotencyRecord.create({ data: { clientId, key, fingerprint, expiresAt } });
-      return true;
+      await this.prisma.idempotencyRecord.create({ data: { clientId, key, fingerprint, expiresAt, leaseExpiresAt } });
+      return leaseExpiresAt;
     } catch (error) {
-      if (isUniqueViolation(error)) return false;
+      if (isUniqueViolation(error)) return null;
       throw error;
     }
   }
 
-  private async complete(clientId: string, key: string, response: StoredResponse): Promise<void> {
-    await this.prisma.idempotencyRecord.update({
-      where: { clientId_key: { clientId, key } },
+  /** Stores the answer, if the claim is still ours (a retry may have taken a lapsed claim over). */
+  private async complete(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
+    await this.prisma.idempotencyRecord.updateMany({
+      where: { clientId: claim.clientId, key: claim.key, state: 'in_progress', leaseExpiresAt: claim.leaseExpiresAt },
       data: {
         state: 'completed',
         responseStatus: response.status,
@@ -108,8 +158,11 @@ export class IdempotencyService {
     });
   }
 
-  /** The stored answer for a taken key, waiting while it is in progress. */
-  private async awaitStored(clientId: string, key: string, fingerprint: string): Promise<StoredResponse> {
+  /**
+   * The stored answer for a taken key, waiting while it is in progress; once its lease has lapsed,
+   * the answer rendered from its resource, or the claim taken over when it wrote none.
+   */
+  private async awaitStored(clientId: string, key: string, fingerprint: string): Promise<Found> {
     const deadline = Date.now() + IN_PROGRESS_WAIT_MS;
     for (;;) {
       const row = await this.prisma.idempotencyRecord.findUnique({ where: { clientId_key: { clientId, key } } });
@@ -133,7 +186,28 @@ export class IdempotencyService {
             body.extensions as Record<string, unknown>,
           );
         }
-        return { status: row.responseStatus ?? 200, body };
+        return { response: { status: row.responseStatus ?? 200, body } };
+      }
+      // A claim written before leases existed holds for one lease from its creation.
+      const lease = row.leaseExpiresAt ?? new Date(row.createdAt.getTime() + this.leaseMs());
+      if (lease.getTime() <= Date.now()) {
+        if (row.resourceType && row.resourceId) {
+          const render = this.renderers.get(row.resourceType);
+          if (render) return { response: { status: 201, body: await render(row.resourceId, clientId) } };
+        } else {
+          const takenOver = new Date(Date.now() + this.leaseMs());
+          const taken = await this.prisma.idempotencyRecord.updateMany({
+            where: {
+              id: row.id,
+              state: 'in_progress',
+              resourceId: null,
+              leaseExpiresAt: row.leaseExpiresAt,
+            },
+            data: { leaseExpiresAt: takenOver },
+          });
+          if (taken.count === 1) return { takenOver };
+          continue; // Another retry took it, or the resource was just written: look again.
+        }
       }
       if (Date.now() > deadline) {
         throw new ConflictError(

@@ -1,0 +1,58 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { ConflictError, ErrorCode } from '../errors';
+
+/**
+ * The Idempotency-Key claim the current request holds: set by IdempotencyService.run around the
+ * work, read by the code that writes ahead of a provider call (LedgerService.record, a payout's
+ * confirm claim, a card's creation) to record on the claim which resource it wrote.
+ */
+export interface IdempotencyClaim {
+  /** The API client (its id) that sent the request. */
+  clientId: string;
+  key: string;
+  /** The claim's lease as this request set it: the token that says the claim is still ours. */
+  leaseExpiresAt: Date;
+}
+
+const storage = new AsyncLocalStorage<IdempotencyClaim>();
+
+/** Runs `work` holding `claim` (everything it awaits sees it). */
+export function runWithIdempotencyClaim<T>(claim: IdempotencyClaim, work: () => Promise<T>): Promise<T> {
+  return storage.run(claim, work);
+}
+
+/** The claim of the current request, if it runs under an Idempotency-Key. */
+export function currentIdempotencyClaim(): IdempotencyClaim | undefined {
+  return storage.getStore();
+}
+
+/** Anything that can run raw SQL: the Prisma client or an interactive transaction of it. */
+interface RawSql {
+  $executeRaw(query: TemplateStringsArray, ...values: unknown[]): Promise<number>;
+}
+
+/**
+ * Records on the current request's claim that it wrote resource `type` `id` ahead of its provider
+ * call (the first resource written wins; later ones leave it). Run it in the database transaction
+ * that writes the resource, so that both commit together. A retry that finds the claim's process
+ * dead is then answered from this resource (IdempotencyService) instead of running the work again.
+ * No-op outside an idempotent request.
+ * @throws ConflictError (409 `request_in_progress`) when the claim is no longer ours (its lease
+ * lapsed and a retry took it over): the caller must not go on to the provider — the transaction
+ * it runs in rolls back, so nothing is written and nothing is sent twice.
+ */
+export async function noteIdempotentResource(db: RawSql, type: string, id: string): Promise<void> {
+  const claim = storage.getStore();
+  if (!claim) return;
+  const owned = await db.$executeRaw`
+    UPDATE idempotency_records
+    SET resource_type = COALESCE(resource_type, ${type}), resource_id = COALESCE(resource_id, ${id})
+    WHERE client_id = ${claim.clientId}::uuid AND key = ${claim.key} AND state = 'in_progress'
+      AND lease_expires_at = ${claim.leaseExpiresAt}`;
+  if (owned === 0) {
+    throw new ConflictError(
+      'This request lost its Idempotency-Key claim to a retry of the same key; nothing was sent.',
+      ErrorCode.RequestInProgress,
+    );
+  }
+}
