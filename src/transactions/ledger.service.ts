@@ -9,6 +9,7 @@ import {
   type TransactionStatus,
 } from '../generated/prisma/client';
 import { subscribedTo } from '../outbound/outbox.repository';
+import { ProviderAmountMismatchError } from '../provider/answer-checks';
 import { OutboxService } from '../outbound/outbox.service';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
@@ -171,15 +172,23 @@ export class LedgerService {
 
   /**
    * Records a failed provider call on a ledger row: a refusal (`provider_rejected`: nothing
-   * happened upstream) → `failed`; anything else (timeout, 5xx, an error after the call) → `unknown`,
-   * which reconciliation settles. Returns the status aimed for.
+   * happened upstream) → `failed`; an answer stating another amount or currency than asked
+   * (`ProviderAmountMismatchError`, src/provider/answer-checks.ts) → `needs_review`, with the
+   * provider's id and answer kept for the reviewer (never confirmed, never finalized); anything else
+   * (timeout, 5xx, an error after the call) → `unknown`, which reconciliation settles. Returns the
+   * status aimed for.
    */
   async recordProviderFailure(id: string, error: unknown, tx?: Tx): Promise<TransactionStatus> {
     const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
-    const to: TransactionStatus = refused ? 'failed' : 'unknown';
+    const mismatch = error instanceof ProviderAmountMismatchError;
+    const to: TransactionStatus = refused ? 'failed' : mismatch ? 'needs_review' : 'unknown';
     await this.transition(id, to, 'api', {
       tx,
-      patch: { failureReason: error instanceof Error ? error.message : String(error) },
+      patch: {
+        failureReason: error instanceof Error ? error.message : String(error),
+        ...(mismatch && error.providerId ? { providerId: error.providerId } : {}),
+        ...(mismatch && error.raw ? { providerPayload: error.raw as Prisma.InputJsonValue } : {}),
+      },
     });
     return to;
   }
