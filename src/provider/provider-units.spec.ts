@@ -502,6 +502,25 @@ describe('the provider unit table (provider-units.ts)', () => {
       ).rejects.toMatchObject({ code: 'provider_amount_mismatch', unitHint: true });
     });
 
+    it('checks finalize answers when told the amount: swap and payout', async () => {
+      fake.answers['POST /wallets/finalize-swap'] = { ...ledgerBase, status: 'success', centAmount: 100_000 };
+      expect(
+        (await client().finalizeSwap({ quoteId: 'q1', sourceCurrency: 'USD' })).amountMinor, // not told: not checked
+      ).toBe(100_000n);
+      await expect(
+        client().finalizeSwap({ quoteId: 'q1', sourceCurrency: 'USD', amountMinor: 1000n }),
+      ).rejects.toMatchObject({
+        code: 'provider_amount_mismatch',
+        operation: 'finalizeSwap',
+        providerId: 'tx_1',
+        unitHint: true,
+      });
+      fake.answers['POST /wallets/payout/finalize'] = { ...ledgerBase, status: 'pending', amount: '25.01' };
+      await expect(
+        client().finalizePayout({ transactionId: 'tx_1', sourceCurrency: 'USD', amountMinor: 2500n }),
+      ).rejects.toMatchObject({ operation: 'finalizePayout', answered: { amountMinor: 2501n }, unitHint: false });
+    });
+
     it('a malformed amount stays provider_unavailable, not a mismatch', async () => {
       fake.answers['POST /wallets/payout/initialize'] = { ...ledgerBase, status: 'initiated', centAmount: 'ten' };
       const error = await client()
