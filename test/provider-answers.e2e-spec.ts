@@ -3,7 +3,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { cardKit } from './support/cards';
 import { customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness, startPeer } from './support/harness';
+import { Harness, startHarness, startPeer, WEBHOOK_SECRET } from './support/harness';
+import { signWebhook } from '../src/webhooks/signature';
 
 /**
  * Answers checked against requests (issue "Money safety under every failure", item 2), end to end
@@ -13,7 +14,7 @@ import { Harness, startHarness, startPeer } from './support/harness';
  */
 describe('provider answers checked against requests (e2e)', () => {
   let h: Harness;
-  /** A second gateway on the same database and simulator, configured SWAP_AMOUNT_UNIT=minor. */
+  /** A second gateway on the same database and simulator, with SWAP_AMOUNT_UNIT and CARD_EVENT_AMOUNT_UNIT minor. */
   let minorGateway: { app: NestFastifyApplication; close(): Promise<void> };
   let key: string;
   let customerId: string;
@@ -22,11 +23,11 @@ describe('provider answers checked against requests (e2e)', () => {
 
   beforeAll(async () => {
     h = await startHarness({ env: { SWAP_AMOUNT_UNIT: 'major' } });
-    process.env.SWAP_AMOUNT_UNIT = 'minor';
+    Object.assign(process.env, { SWAP_AMOUNT_UNIT: 'minor', CARD_EVENT_AMOUNT_UNIT: 'minor' });
     try {
       minorGateway = await startPeer(h);
     } finally {
-      process.env.SWAP_AMOUNT_UNIT = 'major';
+      Object.assign(process.env, { SWAP_AMOUNT_UNIT: 'major', CARD_EVENT_AMOUNT_UNIT: 'major' });
     }
     key = await h.key();
     ({ customerId, beneficiaryId } = await customerWithBeneficiary(h, auth(), 'units@example.com'));
@@ -216,6 +217,32 @@ describe('provider answers checked against requests (e2e)', () => {
       const topUp = (await kit.ledger(card.id)).filter((r) => r.kind === 'card_topup').at(-1);
       expect(topUp).toMatchObject({ status: 'needs_review', amount: '700' });
       expect(await kit.balance(card.id)).toBe(5_000);
+    });
+  });
+
+  describe('CARD_EVENT_AMOUNT_UNIT (card-event amounts: dollars or cents undocumented)', () => {
+    it('each gateway reads a card event amount in its configured unit', async () => {
+      const kit = cardKit(h, auth);
+      const card = await kit.activeCard('event-units@example.com', 5_000);
+      const spend = (http: ReturnType<Harness['http']>, id: string, amount: string | number) => {
+        const body = JSON.stringify({
+          event: 'virtualcard.transaction.debit',
+          data: { id, cardId: card.providerId, amount, narrative: 'Bookshop', status: 'success' },
+        });
+        return http
+          .post('/webhooks/provider')
+          .set('content-type', 'application/json')
+          .set('x-brails-signature', signWebhook(body, WEBHOOK_SECRET))
+          .send(body);
+      };
+      expect((await spend(h.http(), 'spend_major', '2.50')).status).toBe(200); // major: 2.50 USD
+      expect((await spend(request(minorGateway.app.getHttpServer()), 'spend_minor', 250)).status).toBe(200); // minor: 250 cents
+      const spends = (await kit.ledger(card.id)).filter((r) => r.kind === 'card_spend');
+      expect(spends.map((r) => [r.provider_id, r.amount]).sort()).toEqual([
+        ['spend_major', '250'],
+        ['spend_minor', '250'],
+      ]);
+      expect(await kit.balance(card.id)).toBe(4_500);
     });
   });
 });
