@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
+import { ProviderAmountMismatchError, ProviderClient } from '../src/provider';
 import { cardKit } from './support/cards';
 import { customerWithBeneficiary } from './support/fixtures';
 import { Harness, startHarness, startPeer, WEBHOOK_SECRET } from './support/harness';
@@ -217,6 +218,55 @@ describe('provider answers checked against requests (e2e)', () => {
       const topUp = (await kit.ledger(card.id)).filter((r) => r.kind === 'card_topup').at(-1);
       expect(topUp).toMatchObject({ status: 'needs_review', amount: '700' });
       expect(await kit.balance(card.id)).toBe(5_000);
+    });
+  });
+
+  describe('card funding at creation', () => {
+    it('a creation answer stating another funding → 502, card failed (a late success callback changes nothing), funding needs_review', async () => {
+      // The documented creation answer carries no amount (the simulator's neither): the client is
+      // made to meet one that states 100× the funding, as the provider layer would refuse it.
+      const provider = h.app.get(ProviderClient);
+      const original = provider.createCard.bind(provider);
+      const spy = jest.spyOn(provider, 'createCard').mockImplementationOnce(async (input) => {
+        const created = await original(input);
+        throw new ProviderAmountMismatchError(
+          'createCard',
+          { amountMinor: input.amountMinor, currency: 'USD' },
+          { amountMinor: input.amountMinor * 100n, currency: 'USD' },
+          created.id,
+          created.raw,
+        );
+      });
+      try {
+        const kit = cardKit(h, auth);
+        const customer = await kit.customer('funding-units@example.com');
+        await kit.holder(customer);
+        const res = await kit.createCard(customer, 5_000);
+        expect(res.status).toBe(502);
+        expect(res.body).toMatchObject({ code: 'provider_amount_mismatch', hint: 'unit misconfigured?' });
+        const [card] = await h.db.query<{ id: string; status: string; provider_id: string | null; reference: string }>(
+          'SELECT id, status, provider_id, reference FROM cards WHERE customer_id = $1',
+          [customer],
+        );
+        expect(card.status).toBe('failed');
+        expect((await kit.ledger(card.id)).map((r) => [r.kind, r.status, r.amount])).toEqual([
+          ['card_topup', 'needs_review', '5000'],
+        ]);
+        // The funding row keeps the provider's id for the reviewer.
+        const [{ provider_id: providerId }] = await h.db.query<{ provider_id: string }>(
+          'SELECT provider_id FROM transactions WHERE card_id = $1',
+          [card.id],
+        );
+        expect(providerId).toEqual(expect.any(String));
+        await kit.activate({ providerId, reference: card.reference });
+        expect((await h.http().get(`/v1/cards/${card.id}`).set(auth())).body).toMatchObject({
+          status: 'failed',
+          balance: 0,
+        });
+        expect((await kit.ledger(card.id))[0].status).toBe('needs_review');
+      } finally {
+        spy.mockRestore();
+      }
     });
   });
 
