@@ -91,8 +91,7 @@ async function main(): Promise<void> {
       currency: 'KES',
       destination: {
         type: 'MOBILEMONEY',
-        network: 'SAFARICOM',
-        accountName: 'Jane Doe',
+        network: 'MPESA',
         accountNumber: '254712345678',
       },
     });

@@ -1,8 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { CallbackDispatcher, CallbackFaults } from './callbacks';
-import { FaultMap, FaultTable, parseFaults } from './faults';
+import { FaultMap, FaultTable, parseFaults, scaleAmount } from './faults';
 import { errorBody, ProviderHttpError } from './http';
+import type { AmountUnit } from './money';
 import { adminRoutes } from './routes/admin';
 import { cardRoutes } from './routes/cards';
 import { collectionRoutes } from './routes/collections';
@@ -40,6 +41,12 @@ export interface SimulatorOptions {
   beneficiaryCallbackDelayMs?: number;
   /** Delay before `virtualcard.user.kyc.*` follows a card user's registration, ms (default 50). */
   kycCallbackDelayMs?: number;
+  /**
+   * How initialize-swap reads `amount`: `major` (default: the documented samples, amount 10 →
+   * sourceAmount "10") or `minor`; quotes answer major decimal strings either way. Changed at run
+   * time with PUT /__admin/settings `{swapAmountUnit}`.
+   */
+  swapAmountUnit?: AmountUnit;
   /** Validity of swap quotes, seconds (default 250, the documented sample). */
   quoteTtlSeconds?: number;
   /** Validity of collection account details, seconds (default 7200). */
@@ -98,7 +105,10 @@ export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator>
     logLimit: opts.callLogLimit,
     faults: opts.callbackFaults,
   });
+  if (opts.swapAmountUnit !== undefined && opts.swapAmountUnit !== 'major' && opts.swapAmountUnit !== 'minor')
+    throw new Error('swapAmountUnit must be major or minor');
   const config: SimulatorConfig = {
+    swapAmountUnit: opts.swapAmountUnit ?? 'major',
     quoteTtlSeconds: opts.quoteTtlSeconds ?? 250,
     collectionTtlSeconds: opts.collectionTtlSeconds ?? 7200,
     cardCreateDelayMs: opts.cardCreateDelayMs ?? 300,
@@ -145,6 +155,7 @@ export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator>
           at: state.iso(),
         });
         const fault = faults.take(operation);
+        if (fault?.amountFactor !== undefined) request.body = scaleAmount(request.body, fault.amountFactor);
         if (fault && (await faults.apply(fault, reply))) return reply;
       });
       const ctx: RouteContext = { state, config, callbacks };
@@ -162,7 +173,7 @@ export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator>
     },
     { prefix: '/api/v1' },
   );
-  adminRoutes(app, { state, config, callbacks, faults });
+  adminRoutes(app, { state, config, callbacks, faults, initialConfig: { ...config } });
 
   await app.ready();
   return { app, state, faults, callbacks };

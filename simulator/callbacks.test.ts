@@ -710,7 +710,7 @@ describe('simulator callbacks', () => {
   it('GET /__admin/records lists every money movement in minor units', async () => {
     const payout = await pendingPayout(4_200);
     const quote = (
-      await sim.api('POST', '/wallets/initialize-swap', { sourceCurrency: 'USD', targetCurrency: 'NGN', amount: 1_000 })
+      await sim.api('POST', '/wallets/initialize-swap', { sourceCurrency: 'USD', targetCurrency: 'NGN', amount: 10 })
     ).body.data;
     const swap = (await sim.api('POST', '/wallets/finalize-swap', { quoteId: quote.id })).body.data;
     const collection = (

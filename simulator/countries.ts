@@ -36,12 +36,12 @@ const bank = (bankCode: string, accountNumber: string) => [
   field('bankName'),
 ];
 
-/** A MOBILEMONEY destination: its networks and the account (phone) number pattern. */
-const mobileMoney = (networks: string[], accountNumber: string) => [
+/** A MOBILEMONEY destination: its networks, the account (phone) number pattern and, unless told otherwise, an account name. */
+const mobileMoney = (networks: string[], accountNumber: string, withAccountName = true) => [
   field('type', { const: 'MOBILEMONEY' }),
   field('network', { enum: networks }),
   field('accountNumber', { pattern: accountNumber }),
-  field('accountName'),
+  ...(withAccountName ? [field('accountName')] : []),
 ];
 
 const country = (
@@ -53,7 +53,12 @@ const country = (
   destination: Country['destination'],
 ) => ({ code, name, flag, dialCode, currency, destination }) satisfies Country;
 
-/** Supported payout countries with realistic destination descriptors. */
+/**
+ * Supported payout countries with realistic destination descriptors. Kenya is the provider's own
+ * documented sample (GET supported-countries/KE): MOBILEMONEY only, `type` const, `network` enum
+ * ["MPESA"], `accountNumber` pattern `^2547[\d]{8}$`, no `accountName`. The others are the
+ * simulator's own.
+ */
 export const COUNTRIES: Record<string, Country> = {
   NG: country('NG', 'Nigeria', '🇳🇬', '+234', 'NGN', { BANK: bank('^\\d{3,6}$', '^\\d{10}$') }),
   GH: country('GH', 'Ghana', '🇬🇭', '+233', 'GHS', {
@@ -61,8 +66,7 @@ export const COUNTRIES: Record<string, Country> = {
     MOBILEMONEY: mobileMoney(['MTN', 'VODAFONE', 'AIRTELTIGO'], '^233\\d{9}$'),
   }),
   KE: country('KE', 'Kenya', '🇰🇪', '+254', 'KES', {
-    MOBILEMONEY: mobileMoney(['SAFARICOM', 'AIRTEL'], '^254\\d{9}$'),
-    BANK: bank('^\\d{2,5}$', '^\\d{6,16}$'),
+    MOBILEMONEY: mobileMoney(['MPESA'], '^2547[\\d]{8}$', false),
   }),
   UG: country('UG', 'Uganda', '🇺🇬', '+256', 'UGX', { MOBILEMONEY: mobileMoney(['MTN', 'AIRTEL'], '^256\\d{9}$') }),
 };

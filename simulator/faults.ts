@@ -10,6 +10,9 @@ import { OPERATIONS } from './operations';
  * - malformed: 200 with the non-JSON body `<html>oops</html>`;
  * - statusFalse: 200 with `{status:false, message}`;
  * - status: that HTTP status with a NestJS-style body (5xx outage; 4xx provider rejection);
+ * - amountFactor: the request's `amount` is read multiplied by this factor (a provider reading the
+ *   amount in another unit, e.g. 100), so the record, the money moved and the answer carry the
+ *   wrong amount; the call log keeps the body as sent. Combines with the kinds above;
  * - times: apply this many times, then the fault is cleared.
  */
 export interface Fault {
@@ -18,6 +21,7 @@ export interface Fault {
   timeout?: boolean;
   malformed?: boolean;
   statusFalse?: boolean;
+  amountFactor?: number;
   times?: number;
 }
 
@@ -30,6 +34,7 @@ const KEYS: Record<keyof Fault, 'number' | 'boolean'> = {
   timeout: 'boolean',
   malformed: 'boolean',
   statusFalse: 'boolean',
+  amountFactor: 'number',
   times: 'number',
 };
 
@@ -53,9 +58,29 @@ export function parseFaults(input: unknown): FaultMap {
     }
     const status = (fault as Fault).status;
     if (status !== undefined && (status < 400 || status > 599)) problems.push(`${operation}.status must be 400-599`);
+    if ((fault as Fault).amountFactor === 0) problems.push(`${operation}.amountFactor must be at least 1`);
   }
   if (problems.length) throw badRequest(problems.join('; '));
   return input as FaultMap;
+}
+
+/**
+ * The request body with its `amount` multiplied by `factor` (exactly, in decimal: 10.5 × 100 →
+ * 1050); any other body, or one without a numeric `amount`, unchanged. A number stays a number, a
+ * string a string.
+ */
+export function scaleAmount(body: unknown, factor: number): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const amount = (body as Record<string, unknown>).amount;
+  const text = typeof amount === 'number' && Number.isFinite(amount) ? String(amount) : amount;
+  const match = typeof text === 'string' ? /^(\d+)(?:\.(\d+))?$/.exec(text.trim()) : null;
+  if (!match) return body;
+  const fraction = match[2] ?? '';
+  const digits = (BigInt(match[1] + fraction) * BigInt(factor)).toString().padStart(fraction.length + 1, '0');
+  const scaled = fraction
+    ? `${digits.slice(0, -fraction.length)}.${digits.slice(-fraction.length)}`.replace(/\.?0+$/, '')
+    : digits;
+  return { ...(body as Record<string, unknown>), amount: typeof amount === 'number' ? Number(scaled) : scaled };
 }
 
 /** Active faults, and the requests held by `timeout` faults. */

@@ -4,13 +4,19 @@
  * SIMULATOR_QUOTE_TTL_SECONDS, SIMULATOR_CARD_CREATE_DELAY_MS, SIMULATOR_CARD_TXN_SETTLE_DELAY_MS,
  * SIMULATOR_PAYOUT_COMPLETE_DELAY_MS (payouts complete by themselves), SIMULATOR_BENEFICIARY_CALLBACK_DELAY_MS
  * (default 50 here), SIMULATOR_KYC_CALLBACK_DELAY_MS, SIMULATOR_CALLBACK_RETRY_DELAY_MS,
- * SIMULATOR_CALL_LOG_LIMIT, SIMULATOR_FAULTS and SIMULATOR_CALLBACK_FAULTS (JSON), SIMULATOR_LOG=true.
+ * SIMULATOR_CALL_LOG_LIMIT, SIMULATOR_FAULTS and SIMULATOR_CALLBACK_FAULTS (JSON), SIMULATOR_LOG=true,
+ * SIMULATOR_SWAP_AMOUNT_UNIT (major, the default, or minor: how initialize-swap reads `amount`).
  */
 import { buildSimulator } from './app';
 import { parseCallbackFaults } from './callbacks';
 import { parseFaults } from './faults';
 
 const optionalNumber = (value: string | undefined) => (value ? Number(value) : undefined);
+const swapAmountUnit = (value: string | undefined): 'major' | 'minor' | undefined => {
+  if (!value) return undefined;
+  if (value !== 'major' && value !== 'minor') throw new Error('SIMULATOR_SWAP_AMOUNT_UNIT must be major or minor');
+  return value;
+};
 const env = process.env;
 
 async function main(): Promise<void> {
@@ -21,6 +27,7 @@ async function main(): Promise<void> {
     webhookSecret: env.PROVIDER_WEBHOOK_SECRET || 'whsec-sim-local',
     webhookUrl: env.SIMULATOR_WEBHOOK_URL || undefined,
     quoteTtlSeconds: optionalNumber(env.SIMULATOR_QUOTE_TTL_SECONDS),
+    swapAmountUnit: swapAmountUnit(env.SIMULATOR_SWAP_AMOUNT_UNIT),
     cardCreateDelayMs: optionalNumber(env.SIMULATOR_CARD_CREATE_DELAY_MS),
     cardTxnSettleDelayMs: optionalNumber(env.SIMULATOR_CARD_TXN_SETTLE_DELAY_MS),
     payoutCompleteDelayMs: optionalNumber(env.SIMULATOR_PAYOUT_COMPLETE_DELAY_MS),

@@ -106,6 +106,30 @@ export function parseMinor(value: unknown, allowZero = false): bigint | null {
 }
 
 /**
+ * Parses an amount a caller sent in MAJOR units of `currency` (a number or decimal string with at
+ * most the currency's fraction digits: 10 → 1000n USD cents, "10.5" → 1050n) into minor units;
+ * null when malformed, finer than the currency, or not ≥ 1 minor unit.
+ */
+export function parseMajor(value: unknown, currency: string): bigint | null {
+  let text: string;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || Math.abs(value) > Number.MAX_SAFE_INTEGER) return null;
+    text = String(value);
+  } else if (typeof value === 'string') text = value.trim();
+  else return null;
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (!match) return null;
+  const e = exponent(currency);
+  const fraction = (match[2] ?? '').replace(/0+$/, '');
+  if (fraction.length > e) return null;
+  const amount = BigInt(match[1]) * scale(currency) + BigInt(fraction.padEnd(e, '0') || '0');
+  return amount > 0n ? amount : null;
+}
+
+/** How the simulator reads initialize-swap's `amount`: `major` (the documented samples) or `minor`. */
+export type AmountUnit = 'major' | 'minor';
+
+/**
  * The documented failure trigger of the simulator: true when the MAJOR amount's integer part ends
  * in 13 (e.g. 113.00 USD = 11300 cents, 13.00 USD = 1300 cents). Payouts, card creations, card
  * top-ups and withdrawals of such amounts fail when they settle.

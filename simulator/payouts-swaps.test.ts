@@ -45,12 +45,14 @@ describe('supported countries and beneficiaries', () => {
     });
     const gh = (await sim.api('GET', '/wallets/payout/supported-countries/GH')).body.data;
     expect(Object.keys(gh.destination).sort()).toEqual(['BANK', 'MOBILEMONEY']);
+    // Kenya as the provider documents it: MOBILEMONEY only, network MPESA, ^2547[\d]{8}$, no accountName.
     const ke = (await sim.api('GET', '/wallets/payout/supported-countries/Ke')).body.data;
-    expect(ke.destination.MOBILEMONEY).toContainEqual({
-      name: 'network',
-      type: 'string',
-      required: true,
-      enum: ['SAFARICOM', 'AIRTEL'],
+    expect(ke.destination).toEqual({
+      MOBILEMONEY: [
+        { name: 'type', type: 'string', required: true, const: 'MOBILEMONEY' },
+        { name: 'network', type: 'string', required: true, enum: ['MPESA'] },
+        { name: 'accountNumber', type: 'string', required: true, pattern: '^2547[\\d]{8}$' },
+      ],
     });
     expect((await sim.api('GET', '/wallets/payout/supported-countries/ZZ')).status).toBe(404);
   });
@@ -79,9 +81,17 @@ describe('supported countries and beneficiaries', () => {
     const ke = await add({
       country: 'KE',
       currency: 'KES',
-      destination: { type: 'MOBILEMONEY', network: 'MPESA', accountNumber: '254712345678', accountName: 'A' },
+      destination: { type: 'MOBILEMONEY', network: 'SAFARICOM', accountNumber: '254112345678' },
     });
-    expect(ke.body.message).toBe('destination.network must be one of SAFARICOM, AIRTEL');
+    expect(ke.body.message).toBe(
+      'destination.network must be one of MPESA; destination.accountNumber must match ^2547[\\d]{8}$',
+    );
+    const mpesa = await add({
+      country: 'KE',
+      currency: 'KES',
+      destination: { type: 'MOBILEMONEY', network: 'MPESA', accountNumber: '254712345678' },
+    });
+    expect(mpesa.status).toBe(200);
     const type = await add({ destination: { ...NG_BANK, type: 'MOBILEMONEY' } });
     expect(type.body.message).toBe('destination.type must be one of BANK for NG');
     const ug = await add({
@@ -246,10 +256,11 @@ describe('payouts', () => {
 
 describe('swaps', () => {
   let sim: TestSim;
+  // `amount` in MAJOR units of the source (the documented samples): 100 = 100.00 USD.
   const quote = (body: Record<string, unknown> = {}) =>
     sim.api('POST', '/wallets/initialize-swap', {
       sourceCurrency: 'USD',
-      amount: 10_000,
+      amount: 100,
       targetCurrency: 'NGN',
       ...body,
     });
@@ -261,7 +272,7 @@ describe('swaps', () => {
   afterEach(() => sim.app.close());
 
   it('quotes with lower-case codes and major-unit strings; amount may be a string', async () => {
-    const res = await quote({ amount: '10000', sourceCurrency: 'usd' });
+    const res = await quote({ amount: '100', sourceCurrency: 'usd' });
     expect(res.body.data).toEqual({
       id: expect.any(String),
       createdAt: '2026-01-01T00:00:00.000Z',
@@ -313,7 +324,7 @@ describe('swaps', () => {
   });
 
   it('converts BTC with 8 decimals', async () => {
-    const res = await quote({ sourceCurrency: 'BTC', targetCurrency: 'USD', amount: 1_000_000 }); // 0.01 BTC
+    const res = await quote({ sourceCurrency: 'BTC', targetCurrency: 'USD', amount: '0.01' }); // 1,000,000 satoshi
     expect(res.body.data).toMatchObject({
       sourceAmount: '0.01000000',
       targetAmount: '1000.00',
@@ -334,7 +345,7 @@ describe('swaps', () => {
     expect((await finalize(id)).status).toBe(200);
     expect((await finalize(id)).body).toMatchObject({ statusCode: 400, message: 'Quote has already been used' });
     expect((await finalize('nope')).status).toBe(404);
-    const big = (await quote({ amount: 100_000_000 })).body.data;
+    const big = (await quote({ amount: 1_000_000 })).body.data;
     expect((await finalize(big.id)).body.message).toBe('Insufficient balance');
   });
 
@@ -342,6 +353,44 @@ describe('swaps', () => {
     expect((await quote({ targetCurrency: 'EUR' })).status).toBe(400);
     expect((await quote({ targetCurrency: 'USD' })).status).toBe(400);
     expect((await quote({ amount: -5 })).status).toBe(400);
+    expect((await quote({ amount: '10.001' })).body.message).toBe(
+      'amount must be a positive decimal in USD with at most its fraction digits',
+    );
     expect((await quote({ amount: undefined })).body.message).toBe('amount is required');
+  });
+
+  it('reads the amount in minor units when built so, and still answers the quote in major units', async () => {
+    await sim.app.close();
+    sim = await testSimulator({ quoteTtlSeconds: 250, swapAmountUnit: 'minor' });
+    const res = await quote({ amount: 10_000 });
+    expect(res.body.data).toMatchObject({ sourceAmount: '100.00', targetAmount: '150000.00', fee: '0.50' });
+    const swap = (await finalize(res.body.data.id)).body.data;
+    expect(swap).toMatchObject({ amount: 100, centAmount: 10_000 });
+    expect((await quote({ amount: 10.5 })).body.message).toBe('amount must be a positive integer in minor units');
+  });
+
+  it('switches the reading at run time (PUT /__admin/settings); reset restores it', async () => {
+    expect((await sim.admin('GET', '/settings')).body).toEqual({ swapAmountUnit: 'major' });
+    expect((await quote({ amount: 100 })).body.data.sourceAmount).toBe('100.00');
+    expect((await sim.admin('PUT', '/settings', { swapAmountUnit: 'minor' })).body).toEqual({
+      swapAmountUnit: 'minor',
+    });
+    expect((await quote({ amount: 100 })).body.data.sourceAmount).toBe('1.00');
+    const bad = await sim.admin('PUT', '/settings', { swapAmountUnit: 'cents', other: 1 });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toBe('swapAmountUnit must be one of major, minor; other is not a setting');
+    expect((await sim.admin('GET', '/settings')).body).toEqual({ swapAmountUnit: 'minor' });
+    await sim.admin('POST', '/reset');
+    expect((await sim.admin('GET', '/settings')).body).toEqual({ swapAmountUnit: 'major' });
+  });
+
+  it('an amountFactor fault reads the amount ×factor (record and answer), logging the body as sent', async () => {
+    await sim.admin('PUT', '/faults', { initializeSwap: { amountFactor: 100, times: 1 } });
+    const wrong = (await quote({ amount: 1.5 })).body.data;
+    expect(wrong.sourceAmount).toBe('150.00');
+    expect(sim.state.quotes.get(wrong.id)?.sourceAmount).toBe(15_000n);
+    expect((await sim.admin('GET', '/calls?operation=initializeSwap')).body.calls[0].body.amount).toBe(1.5);
+    expect((await quote({ amount: 1.5 })).body.data.sourceAmount).toBe('1.50'); // times: 1 used up
+    expect((await sim.admin('PUT', '/faults', { initializeSwap: { amountFactor: 0 } })).status).toBe(400);
   });
 });

@@ -1,15 +1,21 @@
 import type { FastifyInstance } from 'fastify';
 import { FaultTable, parseFaults } from '../faults';
+import { badRequest } from '../http';
 import { jsonInt } from '../money';
 import { moneyRecordsView } from '../views';
 import { adminCallbackRoutes } from './admin-callbacks';
 import { adminMoveRoutes } from './admin-moves';
-import type { RouteContext } from './context';
+import type { RouteContext, SimulatorConfig } from './context';
 
 /** What the admin routes receive: the route context plus the fault table of the /api/v1 routes. */
 export interface AdminContext extends RouteContext {
   faults: FaultTable;
+  /** The settings as built, restored by POST /__admin/reset. */
+  initialConfig: SimulatorConfig;
 }
+
+/** Settings PUT /__admin/settings may change at run time, with their allowed values. */
+const SETTINGS = { swapAmountUnit: ['major', 'minor'] } as const;
 
 /**
  * The admin/test API under /__admin (no Bearer key): call log, faults, state, reset, flush, money
@@ -17,7 +23,7 @@ export interface AdminContext extends RouteContext {
  * (admin-callbacks.ts); and the moves the real provider makes on its own (admin-moves.ts).
  */
 export function adminRoutes(app: FastifyInstance, ctx: AdminContext): void {
-  const { state, faults, callbacks } = ctx;
+  const { state, faults, callbacks, config, initialConfig } = ctx;
   app.get('/__admin/calls', async (request) => {
     const { operation } = request.query as { operation?: string };
     return { calls: operation ? state.calls.filter((c) => c.operation === operation) : state.calls };
@@ -37,14 +43,31 @@ export function adminRoutes(app: FastifyInstance, ctx: AdminContext): void {
     return { ok: true };
   });
 
+  /** The run-time settings: `{swapAmountUnit}` (how initialize-swap reads `amount`: major or minor). */
+  app.get('/__admin/settings', async () => ({ swapAmountUnit: config.swapAmountUnit }));
+  app.put('/__admin/settings', async (request) => {
+    const body = request.body;
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw badRequest('settings must be an object');
+    const problems: string[] = [];
+    for (const [key, value] of Object.entries(body)) {
+      const allowed = SETTINGS[key as keyof typeof SETTINGS] as readonly string[] | undefined;
+      if (!allowed) problems.push(`${key} is not a setting`);
+      else if (!allowed.includes(value as string)) problems.push(`${key} must be one of ${allowed.join(', ')}`);
+    }
+    if (problems.length) throw badRequest(problems.join('; '));
+    Object.assign(config, body);
+    return { swapAmountUnit: config.swapAmountUnit };
+  });
+
   app.get('/__admin/state', async () => ({
     balances: Object.fromEntries([...state.balances].map(([currency, minor]) => [currency, jsonInt(minor)])),
     counts: state.counts(),
   }));
-  /** Back to the seed: records, balances, call log, faults, callback log and switches; pending callbacks abandoned. */
+  /** Back to the seed: records, balances, call log, faults, settings, callback log and switches; pending callbacks abandoned. */
   app.post('/__admin/reset', async () => {
     state.reset();
     faults.clear();
+    Object.assign(config, initialConfig);
     callbacks.cancel(true);
     return { ok: true };
   });

@@ -1,9 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { CallbackDispatcher } from '../callbacks';
+import type { AmountUnit } from '../money';
 import type { SimulatorState } from '../state';
 
 /** Resolved simulator settings (defaults applied). */
 export interface SimulatorConfig {
+  /** How initialize-swap reads `amount` (major by default, as the documented samples); PUT /__admin/settings changes it. */
+  swapAmountUnit: AmountUnit;
   quoteTtlSeconds: number;
   collectionTtlSeconds: number;
   cardCreateDelayMs: number;

@@ -1,5 +1,5 @@
 import { badRequest, bodyOf, envelope, notFound, requireFields, str } from '../http';
-import { convert, feeOf, isCurrency, parseMinor, rate } from '../money';
+import { convert, feeOf, isCurrency, parseMajor, parseMinor, rate } from '../money';
 import { op } from '../operations';
 import type { Swap, SwapQuote } from '../state';
 import { quoteView, swapView } from '../views';
@@ -8,7 +8,13 @@ import type { RouteModule } from './context';
 /** Swap fee: 0.5% of the source amount (50 basis points), charged on top, in the source currency. */
 export const SWAP_FEE_BP = 50n;
 
-/** initializeSwap (a quote that expires after quoteTtlSeconds) and finalizeSwap (executes it once). */
+/**
+ * initializeSwap (a quote that expires after quoteTtlSeconds) and finalizeSwap (executes it once).
+ * The request's `amount` is read in `config.swapAmountUnit` (provider-api.md gives no unit; its
+ * samples read as major: amount 10 → sourceAmount "10"); the quote always answers its amounts as
+ * major decimal strings and finalize as `amount` (major) + `centAmount` (minor), as documented. A
+ * gateway sending the other unit thus sees the quote's sourceAmount ×100 (or ÷100) of its request.
+ */
 export const swapRoutes: RouteModule = (api, { state, config }) => {
   api.post('/wallets/initialize-swap', op('initializeSwap'), async (request) => {
     const body = bodyOf(request);
@@ -17,8 +23,14 @@ export const swapRoutes: RouteModule = (api, { state, config }) => {
     const target = str(body, 'targetCurrency').toUpperCase();
     if (!isCurrency(source) || !isCurrency(target) || source === target)
       throw badRequest(`Unsupported currency pair ${source}/${target}`);
-    const amount = parseMinor(body.amount);
-    if (amount === null) throw badRequest('amount must be a positive integer in minor units');
+    const amount = config.swapAmountUnit === 'major' ? parseMajor(body.amount, source) : parseMinor(body.amount);
+    if (amount === null) {
+      throw badRequest(
+        config.swapAmountUnit === 'major'
+          ? `amount must be a positive decimal in ${source} with at most its fraction digits`
+          : 'amount must be a positive integer in minor units',
+      );
+    }
     const targetAmount = convert(amount, source, target);
     if (targetAmount === 0n) throw badRequest('amount is too small to swap');
     const quote: SwapQuote = {

@@ -23,7 +23,7 @@ export class PayoutCountryDto {
   @ApiProperty({
     description: 'Destination type (e.g. MOBILEMONEY) → its fields.',
     additionalProperties: { type: 'array', items: { $ref: '#/components/schemas/DestinationFieldDto' } },
-    example: { MOBILEMONEY: [{ name: 'accountNumber', type: 'string', required: true, pattern: '^254\\d{9}$' }] },
+    example: { MOBILEMONEY: [{ name: 'accountNumber', type: 'string', required: true, pattern: '^2547[\\d]{8}$' }] },
   })
   destinations: Record<string, DestinationFieldDto[]>;
 }
@@ -45,7 +45,7 @@ export class CreateBeneficiaryDto {
   currency: string;
 
   @ApiProperty({
-    example: { type: 'MOBILEMONEY', network: 'SAFARICOM', accountName: 'Jane Doe', accountNumber: '254712345678' },
+    example: { type: 'MOBILEMONEY', network: 'MPESA', accountNumber: '254712345678' },
     description: 'type plus the fields GET /v1/payout-countries/{country} lists for that type (strings).',
   })
   @IsObject()
@@ -66,7 +66,7 @@ export class BeneficiaryDto {
   @ApiProperty({ example: 'KES' }) currency: string;
   @ApiProperty({ example: 'MOBILEMONEY' }) type: string;
   @ApiProperty({
-    example: { type: 'MOBILEMONEY', network: 'SAFARICOM', accountName: 'Jane Doe', accountNumber: '254712345678' },
+    example: { type: 'MOBILEMONEY', network: 'MPESA', accountNumber: '254712345678' },
   })
   destination: Record<string, string>;
   @ApiProperty({ example: 'success' }) status: string;

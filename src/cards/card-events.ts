@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service';
 import type { Prisma, TransactionKind, TransactionStatus } from '../generated/prisma/client';
-import { cardEventAmountToMinor } from '../provider';
+import { ProviderUnits } from '../provider';
 import type { InboxEvent, WebhookOutcome } from '../webhooks/webhook-handlers';
 import { WebhookHandlerRegistry } from '../webhooks/webhook-handlers';
 import { CardLedger } from './card-ledger';
@@ -46,7 +46,9 @@ function text(data: Record<string, unknown>, key: string): string | null {
  * with source `webhook` (via CardLedger, which also moves the card balance once per settlement),
  * cards through the table in card-state.ts. An event naming a card, transaction or card user the
  * gateway does not know is `unmatched` (kept for reconciliation). Card-event `amount` is read with
- * `cardEventAmountToMinor` (unit: `CARD_EVENT_AMOUNT_UNIT`, major by default).
+ * `ProviderUnits.cardEventAmountToMinor`, in the unit the provider unit table gives card events: the
+ * setting CARD_EVENT_AMOUNT_UNIT (src/config/env.ts; major by default; provider-webhooks.md "Event
+ * names": dollars or cents "not documented").
  */
 @Injectable()
 export class CardEventsHandler implements OnModuleInit {
@@ -59,6 +61,7 @@ export class CardEventsHandler implements OnModuleInit {
     private readonly cardsService: CardsService,
     private readonly cardLedger: CardLedger,
     private readonly ledger: LedgerService,
+    private readonly units: ProviderUnits,
   ) {}
 
   onModuleInit(): void {
@@ -103,7 +106,7 @@ export class CardEventsHandler implements OnModuleInit {
     if (!transaction) return 'unmatched';
     // The event's own status wins when it says the movement is still in progress (forward-only refuses it).
     const to = ledgerStatusOfCardTransaction(text(data, 'status')) === 'pending' ? 'pending' : rule.to;
-    const amount = data.amount === undefined || data.amount === null ? null : this.amountOf(data);
+    const amount = data.amount === undefined || data.amount === null ? null : this.amountOf(event, data);
     if (amount !== null && amount !== transaction.amount) {
       this.logger.warn(
         { event, transactionId: transaction.id, expected: transaction.amount.toString(), got: amount.toString() },
@@ -154,7 +157,7 @@ export class CardEventsHandler implements OnModuleInit {
         direction: event === 'virtualcard.transaction.credit' ? 'credit' : 'debit',
         status: status === 'reversed' ? 'success' : status,
         // A decline may name no amount: nothing moved either way.
-        amount: declined && (data.amount === undefined || data.amount === null) ? 0n : this.amountOf(data),
+        amount: declined && (data.amount === undefined || data.amount === null) ? 0n : this.amountOf(event, data),
         narrative: text(data, 'narrative'),
         failureReason: declined ? (text(data, 'reason') ?? 'declined') : null,
         payload,
@@ -181,8 +184,8 @@ export class CardEventsHandler implements OnModuleInit {
     return this.cards.moveHolder(holder, 'kycFailed', { failureReason: text(data, 'reason') ?? 'KYC failed' });
   }
 
-  private amountOf(data: Record<string, unknown>): bigint {
-    return cardEventAmountToMinor(data.amount as string | number);
+  private amountOf(event: string, data: Record<string, unknown>): bigint {
+    return this.units.cardEventAmountToMinor(event, data.amount as string | number);
   }
 
   private async findByReference(cardId: string, reference: string | null) {

@@ -85,7 +85,8 @@ export class CardTransactionsService {
    * Tops a card up by `amount` USD minor units (300–250000, i.e. 3.00–2,500.00 USD).
    * @throws ValidationError (400) outside the bounds, nothing stored; NotFoundError (404);
    * ConflictError (409) the card is not `active` (frozen, terminated, not created yet);
-   * ProviderError (422 → `failed`; 502/504 → `unknown`), the ledger row kept.
+   * ProviderError (422 → `failed`; 502/504 → `unknown`), the ledger row kept;
+   * ProviderAmountMismatchError (502) when the answer states another amount → `needs_review`.
    */
   async topUp(cardId: string, amount: number): Promise<CardTransactionDto> {
     const problems = topUpAmountProblems(BigInt(amount));

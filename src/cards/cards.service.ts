@@ -14,7 +14,13 @@ import { CustomersService } from '../customers/customers.service';
 import { OutboxService } from '../outbound/outbox.service';
 import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import type { Card, CardStatus, Prisma, StatusChangeSource } from '../generated/prisma/client';
-import { CARD_CURRENCY, ProviderCard, ProviderClient, stripCardSecrets } from '../provider';
+import {
+  CARD_CURRENCY,
+  ProviderAmountMismatchError,
+  ProviderCard,
+  ProviderClient,
+  stripCardSecrets,
+} from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { CardBillingAddressDto, CardDto, CreateCardDto, ListCardsQueryDto } from './card.dto';
 import { CardLedger } from './card-ledger';
@@ -110,7 +116,8 @@ export class CardsService {
    * creation callback brings it.
    * @throws ValidationError (400) amount outside the bounds; NotFoundError (404) customer;
    * ConflictError (409) no card holder, a holder whose KYC failed, or a reference already used;
-   * ProviderError (422 → card `failed`; 502/504 → card `unknown`), the rows kept.
+   * ProviderError (422 → card `failed`; 502/504 → card `unknown`), the rows kept;
+   * ProviderAmountMismatchError (502) when the answer states another funding → card `failed`, funding `needs_review`.
    */
   async create(input: CreateCardDto): Promise<CardDto> {
     const amount = BigInt(input.amount);
@@ -210,7 +217,11 @@ export class CardsService {
         });
       }
     } catch (error) {
-      const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+      // A funding the provider states otherwise than asked (502 provider_amount_mismatch) leaves a card
+      // nothing may use: `failed` (final, so no late callback activates it), its funding `needs_review`.
+      const refused =
+        (error instanceof ProviderError && error.code === ErrorCode.ProviderRejected) ||
+        error instanceof ProviderAmountMismatchError;
       await this.prisma.$transaction(async (tx) => {
         const moved = await this.cards.move(
           card.id,

@@ -64,7 +64,9 @@ export class CollectionsService {
    * UG 500–4,000,000 UGX, compared in minor units).
    * @throws ValidationError (400, field `amount` or `currency`) outside the limits: nothing stored, provider not called;
    * NotFoundError (404) unknown customer; ProviderError (422/502/504) with the ledger row kept
-   * (`failed` on 422, `unknown` on 502/504).
+   * (`failed` on 422, `unknown` on 502/504); ProviderAmountMismatchError (502 `provider_amount_mismatch`)
+   * when the answer echoes another amount or currency: the ledger row goes to `needs_review` and no
+   * account detail is stored or shown.
    */
   async create(input: CreateCollectionDto): Promise<CollectionDto> {
     const amount = BigInt(input.amount);

@@ -30,7 +30,10 @@ export const ApiProviderErrors = () =>
     ApiResponse({
       status: 502,
       type: ProblemDto,
-      description: 'provider_unavailable: the provider failed (5xx or a malformed answer).',
+      description:
+        'provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer ' +
+        'states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and ' +
+        'a ledger row already written is held in `needs_review`.',
     }),
     ApiGatewayTimeoutResponse({
       type: ProblemDto,

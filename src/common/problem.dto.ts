@@ -7,6 +7,13 @@ export class FieldErrorDto {
   @ApiProperty({ example: 'email must be an email' }) message: string;
 }
 
+/** An amount in minor units of a currency, as a `provider_amount_mismatch` problem shows it. */
+export class ProblemMoneyDto {
+  @ApiProperty({ example: 10000, description: 'Minor units (a string beyond the largest safe JSON integer).' })
+  amount: number;
+  @ApiProperty({ example: 'USD' }) currency: string;
+}
+
 /** RFC 9457 problem details, served as `application/problem+json` for every error. */
 export class ProblemDto {
   @ApiProperty({ example: 'urn:wallet-gateway:problem:validation_failed' }) type: string;
@@ -19,6 +26,23 @@ export class ProblemDto {
   requestId?: string;
   @ApiPropertyOptional({ type: [FieldErrorDto], description: 'Failing fields (validation_failed only).' })
   errors?: FieldErrorDto[];
+  @ApiPropertyOptional({ example: 'initializeSwap', description: 'Provider operation (provider_* codes).' })
+  operation?: string;
+  @ApiPropertyOptional({
+    type: ProblemMoneyDto,
+    description: 'What was asked of the provider (provider_amount_mismatch).',
+  })
+  asked?: ProblemMoneyDto;
+  @ApiPropertyOptional({
+    type: ProblemMoneyDto,
+    description: 'What the provider answered instead (provider_amount_mismatch).',
+  })
+  answered?: ProblemMoneyDto;
+  @ApiPropertyOptional({
+    example: 'unit misconfigured?',
+    description: 'provider_amount_mismatch: the amounts differ by exactly the minor-unit factor (×100 for cents).',
+  })
+  hint?: string;
 }
 
 /**

@@ -156,9 +156,11 @@ export class Env {
   IDEMPOTENCY_LEASE_MS = 120000;
 
   /**
-   * Unit of the provider's initialize-swap `amount` (request) and the quote's `sourceAmount`
-   * (answer): provider-api.md does not say; its samples (amount 10 → sourceAmount "10", finalize
-   * `amount: 10, centAmount: 1000`) read as `major` (default). See src/provider/provider-units.ts.
+   * Unit in which the provider reads initialize-swap's `amount` (the request): provider-api.md does
+   * not say; its samples (amount 10 → sourceAmount "10", finalize `amount: 10, centAmount: 1000`)
+   * read as `major` (default). The quote's amounts are always read as the documented major decimal
+   * strings, so a provider reading the request in the other unit answers ×100 and the quote is
+   * refused (502 provider_amount_mismatch). See src/provider/provider-units.ts.
    */
   @IsOptional()
   @IsIn(['major', 'minor'])

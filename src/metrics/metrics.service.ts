@@ -12,6 +12,8 @@ export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout';
  * - `webhook_events_processed_total{event,outcome}`: callbacks applied, by inbox outcome.
  * - `webhook_apply_queue_depth`: callbacks stored and waiting to be applied on this instance.
  * - `outbound_delivery_attempts_total{outcome}`: deliveries of gateway events to subscriptions.
+ * - `provider_amount_mismatch_total{operation}`: provider answers refused for stating another
+ *   amount or currency than was asked (src/provider/answer-checks.ts).
  * Each service instance owns its registry, so several apps in one test process do not collide.
  */
 @Injectable()
@@ -54,6 +56,13 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly providerAmountMismatches = new Counter({
+    name: 'provider_amount_mismatch_total',
+    help: 'Provider answers refused because their amount or currency differs from the request, by operation.',
+    labelNames: ['operation'] as const,
+    registers: [this.registry],
+  });
+
   /** Set by the webhooks module: how many stored callbacks wait in this instance's apply queue. */
   webhookQueueDepth: () => number = () => 0;
 
@@ -78,6 +87,11 @@ export class MetricsService {
   /** Records one provider call by operation name (e.g. `createCustomer`). */
   observeProviderCall(operation: string, outcome: ProviderCallOutcome, seconds: number): void {
     this.providerCallDuration.observe({ operation, outcome }, seconds);
+  }
+
+  /** Counts one provider answer refused for another amount or currency than asked (e.g. `initializeSwap`). */
+  countProviderAmountMismatch(operation: string): void {
+    this.providerAmountMismatches.inc({ operation });
   }
 
   /** The Prometheus text exposition of every metric. */

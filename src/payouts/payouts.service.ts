@@ -67,7 +67,9 @@ export class PayoutsService {
   /**
    * Initializes a payout of `amount` minor units of `sourceCurrency` (default USD).
    * @throws NotFoundError (404) customer or beneficiary; ValidationError (400) beneficiary of another
-   * customer or unknown currency; ProviderError (422/502/504) with the ledger row kept (`failed`/`unknown`).
+   * customer or unknown currency; ProviderError (422/502/504) with the ledger row kept (`failed`/`unknown`);
+   * ProviderAmountMismatchError (502 `provider_amount_mismatch`) when the initialize answer states
+   * another amount or wallet currency: the row goes to `needs_review` (never confirmable: 409).
    */
   async create(input: CreatePayoutDto): Promise<PayoutDto> {
     const currency = input.sourceCurrency ?? 'USD';
@@ -119,7 +121,8 @@ export class PayoutsService {
    * Confirms (finalizes) an `initiated` payout at the provider → `pending`, with the payout amount
    * and currency. Only one request sends the finalize, however many arrive.
    * @throws NotFoundError (404); InvalidStateTransitionError (409) unless `initiated` and not already
-   * being confirmed (the provider is not called); ProviderError (422 leaves it `initiated`; 502/504 → `unknown`).
+   * being confirmed (the provider is not called); ProviderError (422 leaves it `initiated`; 502/504 → `unknown`);
+   * ProviderAmountMismatchError (502) when the finalize answer states another amount → `needs_review`.
    */
   async confirm(id: string): Promise<PayoutDto> {
     const row = await this.requirePayout(id);
@@ -144,6 +147,7 @@ export class PayoutsService {
       const upstream = await this.provider.finalizePayout({
         transactionId: row.providerId as string,
         sourceCurrency: row.currency,
+        amountMinor: row.amount,
       });
       const { transaction } = await this.ledger.transition(id, 'pending', 'api', {
         patch: {

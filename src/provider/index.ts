@@ -2,11 +2,16 @@
 export { ProviderClient } from './provider.client';
 export type { ProviderCallOutcome, ProviderClientOptions, ProviderLogger } from './provider.client';
 export { nestProviderLogger, ProviderModule } from './provider.module';
+export { CARD_CURRENCY, maskCardNumbers, stripCardSecrets } from './provider.mappers';
+export { answerMismatch, differsByUnitFactor, ProviderAmountMismatchError, UNIT_HINT } from './answer-checks';
+export type { MoneyAmount } from './answer-checks';
 export {
-  CARD_CURRENCY,
-  CARD_EVENT_AMOUNT_UNIT,
-  cardEventAmountToMinor,
-  maskCardNumbers,
-  stripCardSecrets,
-} from './provider.mappers';
+  AMOUNT_UNITS,
+  DEFAULT_UNIT_SETTINGS,
+  fromWireAmount,
+  ProviderUnits,
+  toWireAmount,
+  unitOf,
+} from './provider-units';
+export type { AmountUnit, AmountUnitRow, AmountUnitSettings } from './provider-units';
 export type * from './provider.models';

@@ -626,7 +626,8 @@ describe('ProviderClient against a local HTTP provider', () => {
         run: (c) => c.initializeSwap({ sourceCurrency: 'usd', targetCurrency: 'ngn', amountMinor: 1000n }),
         method: 'POST',
         path: '/wallets/initialize-swap',
-        body: { sourceCurrency: 'USD', amount: 1000, targetCurrency: 'NGN' },
+        // SWAP_AMOUNT_UNIT default major (the samples: amount 10 → sourceAmount "10"): 1000 cents go up as 10.
+        body: { sourceCurrency: 'USD', amount: 10, targetCurrency: 'NGN' },
         expected: {
           id: 'quote_1',
           sourceCurrency: 'USD',
@@ -837,7 +838,8 @@ describe('ProviderClient against a local HTTP provider', () => {
         ].sort(),
       );
       const methods = Object.getOwnPropertyNames(ProviderClient.prototype).filter(
-        (m) => m !== 'constructor' && !['call', 'unwrap', 'toProviderError', 'finish', 'cardAction'].includes(m),
+        (m) =>
+          m !== 'constructor' && !['call', 'unwrap', 'toProviderError', 'finish', 'cardAction', 'checked'].includes(m),
       );
       expect(methods.sort()).toEqual(cases.map((c) => c.op).sort());
     });

@@ -2,9 +2,12 @@ import { randomUUID } from 'node:crypto';
 import axios, { AxiosError, AxiosInstance, AxiosRequestConfig, isAxiosError } from 'axios';
 import axiosRetry from 'axios-retry';
 import { ErrorCode, ProviderError } from '../common/errors';
-import { minorToNumber, normaliseCurrency } from '../common/money';
+import { normaliseCurrency } from '../common/money';
 import type { ProviderCallOutcome } from '../metrics/metrics.service';
+import { answerMismatch, MoneyAmount, UNIT_HINT } from './answer-checks';
+import { AmountUnitSettings, DEFAULT_UNIT_SETTINGS, toWireAmount, unitOf } from './provider-units';
 import {
+  CARD_CURRENCY,
   isObject,
   MalformedAnswerError,
   maskCardNumbers,
@@ -93,6 +96,10 @@ export interface ProviderClientOptions {
   onCall?: (operation: string, outcome: ProviderCallOutcome, seconds: number) => void;
   /** Retries of reads (GET); writes are retried only when they provably never left. Default 2 × 100 ms base. */
   retry?: { retries: number; baseDelayMs: number };
+  /** The undocumented units (SWAP_AMOUNT_UNIT, CARD_EVENT_AMOUNT_UNIT); default `DEFAULT_UNIT_SETTINGS` (major). */
+  units?: Partial<AmountUnitSettings>;
+  /** Called once per answer refused for stating another amount or currency than was asked (a metric). */
+  onAmountMismatch?: (operation: string) => void;
 }
 
 type Method = 'GET' | 'POST' | 'PUT';
@@ -166,6 +173,10 @@ function providerMessage(body: unknown): string | null {
  * - `provider_unavailable` (502): HTTP 5xx or 3xx, connection refused or reset, or a 2xx body that
  *   is not a valid envelope or lacks a field the model needs.
  * - `provider_timeout` (504): no answer within `timeoutMs`; a write's outcome is then unknown.
+ * Money answers are checked against the request (DESIGN.md "Money guards at the border"): an
+ * answer stating another amount or currency throws `ProviderAmountMismatchError` (502
+ * `provider_amount_mismatch`, answer-checks.ts), logged at warn with both values. Every amount
+ * is sent and read in the unit `provider-units.ts` gives it.
  * Bad inputs (an amount beyond a safe integer, an unknown currency) reject with `ValidationError`
  * before any request is sent.
  */
@@ -174,12 +185,17 @@ export class ProviderClient {
   private readonly timeoutMs: number;
   private readonly logger?: ProviderLogger;
   private readonly onCall?: ProviderClientOptions['onCall'];
+  private readonly onAmountMismatch?: ProviderClientOptions['onAmountMismatch'];
+  /** The unit settings in force (validated env, else the documented defaults). */
+  readonly units: Readonly<AmountUnitSettings>;
 
   /** Holds the API key only inside its axios instance's default headers. */
   constructor(options: ProviderClientOptions) {
     this.timeoutMs = options.timeoutMs;
     this.logger = options.logger;
     this.onCall = options.onCall;
+    this.onAmountMismatch = options.onAmountMismatch;
+    this.units = Object.freeze({ ...DEFAULT_UNIT_SETTINGS, ...options.units });
     this.http = axios.create({
       baseURL: options.baseUrl,
       timeout: options.timeoutMs,
@@ -241,21 +257,33 @@ export class ProviderClient {
 
   // ---- Collections (provider-api.md "Collections") ----
 
-  /** POST /wallets/collections/initialize; sends `amountMinor` as minor units, reads the major-unit answer. */
+  /**
+   * POST /wallets/collections/initialize; `amount` sent and read in the units of the unit table.
+   * @throws ProviderAmountMismatchError when the answer echoes another amount or currency.
+   */
   async initializeCollection(
     input: InitializeCollectionInput,
     opts?: ProviderCallOptions,
   ): Promise<ProviderCollection> {
+    const currency = normaliseCurrency(input.currency);
     const body: WireInitializeCollectionRequest = {
       country: input.country.toUpperCase(),
-      currency: normaliseCurrency(input.currency),
+      currency,
       customerEmail: input.customerEmail,
-      amount: minorToNumber(input.amountMinor),
+      amount: toWireAmount(input.amountMinor, currency, unitOf('initializeCollection', 'request', 'amount')),
       reference: input.reference,
       description: input.description,
       payload: { type: input.bank, accountName: input.accountName },
     };
-    return this.call('initializeCollection', 'POST', '/wallets/collections/initialize', body, toCollection, opts);
+    const collection = await this.call(
+      'initializeCollection',
+      'POST',
+      '/wallets/collections/initialize',
+      body,
+      toCollection,
+      opts,
+    );
+    return this.checked('initializeCollection', { amountMinor: input.amountMinor, currency }, collection);
   }
 
   // ---- Beneficiaries and payouts (provider-api.md "Beneficiaries and payouts") ----
@@ -279,11 +307,14 @@ export class ProviderClient {
     return this.call('getSupportedCountry', 'GET', path, undefined, toCountryRequirement, opts);
   }
 
-  /** POST /wallets/payout/initialize; `amount` sent in minor units → the payout (`initiated`). */
+  /**
+   * POST /wallets/payout/initialize; `amount` in the unit table's unit (minor) → the payout (`initiated`).
+   * @throws ProviderAmountMismatchError when the answer states another amount or wallet currency.
+   */
   async initializePayout(input: InitializePayoutInput, opts?: ProviderCallOptions): Promise<ProviderPayout> {
     const sourceCurrency = normaliseCurrency(input.sourceCurrency);
     const body: WireInitializePayoutRequest = {
-      amount: minorToNumber(input.amountMinor),
+      amount: toWireAmount(input.amountMinor, sourceCurrency, unitOf('initializePayout', 'request', 'amount')),
       reference: input.reference,
       customerEmail: input.customerEmail,
       description: input.description,
@@ -291,28 +322,34 @@ export class ProviderClient {
       sourceWalletCurrency: sourceCurrency,
       callbackUrl: input.callbackUrl,
     };
-    return this.call(
+    const payout = await this.call(
       'initializePayout',
       'POST',
       '/wallets/payout/initialize',
       body,
-      (d) => toPayout(d, sourceCurrency),
+      (d) => toPayout(d, 'initializePayout', sourceCurrency),
       opts,
     );
+    return this.checked('initializePayout', { amountMinor: input.amountMinor, currency: sourceCurrency }, payout);
   }
 
-  /** POST /wallets/payout/finalize → the payout (`pending`), money read in `sourceCurrency`. */
+  /**
+   * POST /wallets/payout/finalize → the payout (`pending`), money read in `sourceCurrency`.
+   * @throws ProviderAmountMismatchError when `amountMinor` is given and the answer states another amount.
+   */
   async finalizePayout(input: FinalizePayoutInput, opts?: ProviderCallOptions): Promise<ProviderPayout> {
     const sourceCurrency = normaliseCurrency(input.sourceCurrency);
     const body: WireFinalizePayoutRequest = { transactionId: input.transactionId };
-    return this.call(
+    const payout = await this.call(
       'finalizePayout',
       'POST',
       '/wallets/payout/finalize',
       body,
-      (d) => toPayout(d, sourceCurrency),
+      (d) => toPayout(d, 'finalizePayout', sourceCurrency),
       opts,
     );
+    if (input.amountMinor === undefined) return payout;
+    return this.checked('finalizePayout', { amountMinor: input.amountMinor, currency: sourceCurrency }, payout);
   }
 
   /** GET /transactions/{transactionId} (upper-case codes, major string money) → normalised payout. */
@@ -322,28 +359,54 @@ export class ProviderClient {
       'GET',
       `/transactions/${enc(transactionId)}`,
       undefined,
-      (d) => toPayout(d),
+      (d) => toPayout(d, 'getTransaction'),
       opts,
     );
   }
 
   // ---- Swaps (provider-api.md "Swaps") ----
 
-  /** POST /wallets/initialize-swap; `amount` sent in minor units of the source → a quote. */
+  /**
+   * POST /wallets/initialize-swap → a quote. `amount` is sent in SWAP_AMOUNT_UNIT (undocumented,
+   * default major: 10000n USD → 100); the quote's `sourceAmount` is read as the unit table says
+   * (major), so a provider reading the request in the other unit answers ×100 and is refused.
+   * @throws ProviderAmountMismatchError when the quote's source amount or currency differs from the request.
+   */
   async initializeSwap(input: InitializeSwapInput, opts?: ProviderCallOptions): Promise<ProviderSwapQuote> {
+    const sourceCurrency = normaliseCurrency(input.sourceCurrency);
     const body: WireInitializeSwapRequest = {
-      sourceCurrency: normaliseCurrency(input.sourceCurrency),
-      amount: minorToNumber(input.amountMinor),
+      sourceCurrency,
+      amount: toWireAmount(
+        input.amountMinor,
+        sourceCurrency,
+        unitOf('initializeSwap', 'request', 'amount', this.units),
+      ),
       targetCurrency: normaliseCurrency(input.targetCurrency),
     };
-    return this.call('initializeSwap', 'POST', '/wallets/initialize-swap', body, toSwapQuote, opts);
+    const quote = await this.call('initializeSwap', 'POST', '/wallets/initialize-swap', body, toSwapQuote, opts);
+    return this.checked('initializeSwap', { amountMinor: input.amountMinor, currency: sourceCurrency }, quote, {
+      amountMinor: quote.sourceAmountMinor,
+      currency: quote.sourceCurrency,
+    });
   }
 
-  /** POST /wallets/finalize-swap → the swap transaction (`success`). */
+  /**
+   * POST /wallets/finalize-swap → the swap transaction (`success`).
+   * @throws ProviderAmountMismatchError when `amountMinor` is given and the answer states another amount.
+   */
   async finalizeSwap(input: FinalizeSwapInput, opts?: ProviderCallOptions): Promise<ProviderSwap> {
     const sourceCurrency = normaliseCurrency(input.sourceCurrency);
     const body: WireFinalizeSwapRequest = { quoteId: input.quoteId };
-    return this.call('finalizeSwap', 'POST', '/wallets/finalize-swap', body, (d) => toSwap(d, sourceCurrency), opts);
+    const swap = await this.call(
+      'finalizeSwap',
+      'POST',
+      '/wallets/finalize-swap',
+      body,
+      (d) => toSwap(d, sourceCurrency),
+      opts,
+    );
+    if (input.amountMinor === undefined) return swap;
+    return this.checked('finalizeSwap', { amountMinor: input.amountMinor, currency: sourceCurrency }, swap);
   }
 
   // ---- Virtual accounts (provider-api.md "Virtual accounts") ----
@@ -378,18 +441,26 @@ export class ProviderClient {
     });
   }
 
-  /** POST /virtualcards/create; `amount` sent in cents → the creation record (`pending`). */
+  /**
+   * POST /virtualcards/create; `amount` sent in cents (unit table) → the creation record (`pending`).
+   * @throws ProviderAmountMismatchError when the answer states a funding amount other than the request's.
+   */
   async createCard(input: CreateCardInput, opts?: ProviderCallOptions): Promise<ProviderCardCreation> {
     const body: WireCreateCardRequest = {
       customerEmail: input.customerEmail,
       cardBrand: input.cardBrand,
       cardType: input.cardType,
       reference: input.reference,
-      amount: minorToNumber(input.amountMinor),
+      amount: toWireAmount(input.amountMinor, CARD_CURRENCY, unitOf('createCard', 'request', 'amount')),
       firstName: input.firstName,
       lastName: input.lastName,
     };
-    return this.call('createCard', 'POST', '/virtualcards/create', body, toCardCreation, opts);
+    const creation = await this.call('createCard', 'POST', '/virtualcards/create', body, toCardCreation, opts);
+    if (creation.amountMinor === null) return creation;
+    return this.checked('createCard', { amountMinor: input.amountMinor, currency: CARD_CURRENCY }, creation, {
+      amountMinor: creation.amountMinor,
+      currency: CARD_CURRENCY,
+    });
   }
 
   /** POST /virtualcards/freeze → the card (`frozen`), without number or CVV. */
@@ -407,24 +478,46 @@ export class ProviderClient {
     return this.cardAction('terminateCard', 'terminate', cardId, opts);
   }
 
-  /** POST /virtualcards/topup; `amount` sent in cents → the card transaction (`pending`). */
+  /**
+   * POST /virtualcards/topup; `amount` sent in cents (unit table) → the card transaction (`pending`).
+   * @throws ProviderAmountMismatchError when the answer states another amount or currency.
+   */
   async topUpCard(input: CardAmountInput, opts?: ProviderCallOptions): Promise<ProviderCardTransaction> {
     const body: WireTopUpCardRequest = {
-      amount: minorToNumber(input.amountMinor),
+      amount: toWireAmount(input.amountMinor, CARD_CURRENCY, unitOf('topUpCard', 'request', 'amount')),
       cardId: input.cardId,
       reference: input.reference,
     };
-    return this.call('topUpCard', 'POST', '/virtualcards/topup', body, toCardTransaction, opts);
+    const movement = await this.call(
+      'topUpCard',
+      'POST',
+      '/virtualcards/topup',
+      body,
+      (d) => toCardTransaction(d, 'topUpCard'),
+      opts,
+    );
+    return this.checked('topUpCard', { amountMinor: input.amountMinor, currency: CARD_CURRENCY }, movement);
   }
 
-  /** POST /virtualcards/withdraw; `amount` (int32) sent in cents → the card transaction (`pending`). */
+  /**
+   * POST /virtualcards/withdraw; `amount` (int32) sent in cents (unit table) → the card transaction (`pending`).
+   * @throws ProviderAmountMismatchError when the answer states another amount or currency.
+   */
   async withdrawFromCard(input: CardAmountInput, opts?: ProviderCallOptions): Promise<ProviderCardTransaction> {
     const body: WireWithdrawFromCardRequest = {
-      amount: minorToNumber(input.amountMinor),
+      amount: toWireAmount(input.amountMinor, CARD_CURRENCY, unitOf('withdrawFromCard', 'request', 'amount')),
       cardId: input.cardId,
       reference: input.reference,
     };
-    return this.call('withdrawFromCard', 'POST', '/virtualcards/withdraw', body, toCardTransaction, opts);
+    const movement = await this.call(
+      'withdrawFromCard',
+      'POST',
+      '/virtualcards/withdraw',
+      body,
+      (d) => toCardTransaction(d, 'withdrawFromCard'),
+      opts,
+    );
+    return this.checked('withdrawFromCard', { amountMinor: input.amountMinor, currency: CARD_CURRENCY }, movement);
   }
 
   /** GET /virtualcards/cards/{cardId}/transactions?order&page&take → one page of card transactions. */
@@ -443,13 +536,47 @@ export class ProviderClient {
   }
 
   private async cardAction(
-    operation: string,
+    operation: 'freezeCard' | 'unfreezeCard' | 'terminateCard',
     action: string,
     cardId: string,
     opts?: ProviderCallOptions,
   ): Promise<ProviderCard> {
     const body: WireCardIdRequest = { cardId };
-    return this.call(operation, 'POST', `/virtualcards/${action}`, body, toCard, opts);
+    return this.call(operation, 'POST', `/virtualcards/${action}`, body, (d) => toCard(d, operation), opts);
+  }
+
+  /**
+   * The answer check (answer-checks.ts): `answered` (by default the record's `amountMinor` and
+   * `currency`) must equal `asked`. On a difference: one warn line with both values (and the hint
+   * `unit misconfigured?` when they differ by exactly the minor-unit factor), one `onAmountMismatch`,
+   * and `ProviderAmountMismatchError`.
+   */
+  private checked<
+    T extends { id: string; raw: Record<string, unknown>; amountMinor?: bigint | null; currency?: string },
+  >(
+    operation: string,
+    asked: MoneyAmount,
+    record: T,
+    answered: MoneyAmount = { amountMinor: record.amountMinor as bigint, currency: record.currency as string },
+  ): T {
+    const mismatch = answerMismatch(operation, asked, answered, record);
+    if (!mismatch) return record;
+    this.logger?.warn(
+      {
+        operation,
+        providerId: record.id,
+        asked: { amountMinor: asked.amountMinor.toString(), currency: asked.currency },
+        answered: { amountMinor: answered.amountMinor.toString(), currency: answered.currency },
+        ...(mismatch.unitHint ? { hint: UNIT_HINT } : {}),
+      },
+      `provider ${operation} answered another amount than was asked${mismatch.unitHint ? ` (${UNIT_HINT})` : ''}`,
+    );
+    try {
+      this.onAmountMismatch?.(operation);
+    } catch (error) {
+      this.logger?.warn({ operation, error: (error as Error).message }, 'provider onAmountMismatch hook failed');
+    }
+    throw mismatch;
   }
 
   /**

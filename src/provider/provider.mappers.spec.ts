@@ -1,7 +1,5 @@
 import { ValidationError } from '../common/errors';
 import {
-  CARD_EVENT_AMOUNT_UNIT,
-  cardEventAmountToMinor,
   MalformedAnswerError,
   maskCardNumbers,
   stripCardSecrets,
@@ -10,6 +8,7 @@ import {
   toPayout,
   toSwapQuote,
 } from './provider.mappers';
+import { ProviderUnits } from './provider-units';
 
 describe('stripCardSecrets', () => {
   it('removes cardNumber, cvv2, cvv and pan at any depth, in any case, without touching the input', () => {
@@ -60,17 +59,19 @@ describe('maskCardNumbers', () => {
 });
 
 describe('card event amounts (provider-webhooks.md: unit undocumented, one setting)', () => {
-  it('has one documented setting, dollars by default', () => {
-    expect(CARD_EVENT_AMOUNT_UNIT).toBe('major');
-    expect(cardEventAmountToMinor(25.5)).toBe(2550n);
-    expect(cardEventAmountToMinor('25.50')).toBe(2550n);
+  it('has one setting, dollars by default', () => {
+    const units = new ProviderUnits();
+    expect(units.settings.CARD_EVENT_AMOUNT_UNIT).toBe('major');
+    expect(units.cardEventAmountToMinor('virtualcard.topup.success', 25.5)).toBe(2550n);
+    expect(units.cardEventAmountToMinor('virtualcard.transaction.debit', '25.50')).toBe(2550n);
+    expect(() => units.cardEventAmountToMinor('virtualcard.withdrawal.success', '1.005')).toThrow(ValidationError);
   });
 
-  it('reads cents when the unit is minor', () => {
-    expect(cardEventAmountToMinor(2550, 'minor')).toBe(2550n);
-    expect(cardEventAmountToMinor('2550', 'minor')).toBe(2550n);
-    expect(() => cardEventAmountToMinor('25.5', 'minor')).toThrow(ValidationError);
-    expect(() => cardEventAmountToMinor('1.005', 'major')).toThrow(ValidationError);
+  it('reads cents when CARD_EVENT_AMOUNT_UNIT is minor', () => {
+    const units = new ProviderUnits({ CARD_EVENT_AMOUNT_UNIT: 'minor' });
+    expect(units.cardEventAmountToMinor('virtualcard.topup.success', 2550)).toBe(2550n);
+    expect(units.cardEventAmountToMinor('virtualcard.transaction.credit', '2550')).toBe(2550n);
+    expect(() => units.cardEventAmountToMinor('virtualcard.withdrawal.failed', '25.5')).toThrow(ValidationError);
   });
 });
 
@@ -107,17 +108,19 @@ describe('mappers', () => {
 
   it('payout: prefers centAmount/centFees, else reads major amounts in the wallet currency', () => {
     const base = { id: 'tx_1', reference: 'p1', status: 'initiated', type: 'debit', action: 'ng_account_payout' };
-    expect(toPayout({ ...base, amount: 100.5, centAmount: 10050, fees: '1', centFees: 100 }, 'usd')).toMatchObject({
+    expect(
+      toPayout({ ...base, amount: 100.5, centAmount: 10050, fees: '1', centFees: 100 }, 'initializePayout', 'usd'),
+    ).toMatchObject({
       currency: 'USD',
       amountMinor: 10050n,
       feeMinor: 100n,
     });
-    expect(toPayout({ ...base, amount: '100.50', fees: 1 }, 'USD')).toMatchObject({
+    expect(toPayout({ ...base, amount: '100.50', fees: 1 }, 'finalizePayout', 'USD')).toMatchObject({
       amountMinor: 10050n,
       feeMinor: 100n,
     });
-    expect(() => toPayout({ ...base, amount: 1 })).toThrow(/currency is missing/);
-    expect(toPayout({ ...base, amount: '5', currency: 'ugx', fees: '0' })).toMatchObject({
+    expect(() => toPayout({ ...base, amount: 1 }, 'getTransaction')).toThrow(/currency is missing/);
+    expect(toPayout({ ...base, amount: '5', currency: 'ugx', fees: '0' }, 'getTransaction')).toMatchObject({
       currency: 'UGX',
       amountMinor: 5n,
     });
@@ -146,14 +149,17 @@ describe('mappers', () => {
   });
 
   it('card: never keeps the full number or CVV; last4 falls back to the number tail', () => {
-    const card = toCard({
-      id: 'c1',
-      status: 'ACTIVE',
-      cardNumber: '5399-8383-8383-8381',
-      cvv2: '123',
-      balance: '25.5',
-      valid: '09/2027',
-    });
+    const card = toCard(
+      {
+        id: 'c1',
+        status: 'ACTIVE',
+        cardNumber: '5399-8383-8383-8381',
+        cvv2: '123',
+        balance: '25.5',
+        valid: '09/2027',
+      },
+      'freezeCard',
+    );
     expect(card).toMatchObject({
       last4: '8381',
       balanceMinor: 2550n,

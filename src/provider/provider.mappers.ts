@@ -1,13 +1,14 @@
 /**
- * Wire → model mappers and the provider's unit rules (provider-webhooks.md "Other documented
- * rules"): amounts SENT are minor units; collection, payout, card-transaction and swap answers
- * carry MAJOR units in `amount`/`fees` and MINOR units in `centAmount`/`centFees` (preferred when
- * present); get-transaction writes money as major strings and codes in upper case.
+ * Wire → model mappers. The unit of every amount they read comes from the one table,
+ * `provider-units.ts` (`unitOf(operation, 'answer', field)`): e.g. MAJOR units in `amount`/`fees`
+ * and MINOR units in `centAmount`/`centFees` (preferred when present); get-transaction writes money
+ * as major strings and codes in upper case.
  * A mapper that meets a missing or unreadable field throws `MalformedAnswerError`, which the
  * client turns into `provider_unavailable`.
  */
-import { normaliseCurrency, parseMinorUnits, parseRate, Rounding, toMinorUnits } from '../common/money';
+import { normaliseCurrency, parseRate, Rounding } from '../common/money';
 import { storableText } from '../common/storable-text';
+import { AmountUnit, fromWireAmount, unitOf } from './provider-units';
 import type {
   ProviderBeneficiary,
   ProviderCard,
@@ -53,22 +54,6 @@ export class MalformedAnswerError extends Error {}
 
 /** The currency of virtual cards, whose records do not name one (provider-api.md "Virtual card"). */
 export const CARD_CURRENCY = 'USD';
-
-/**
- * Unit of `amount` in card events (`virtualcard.topup.*`, `virtualcard.withdrawal.*`,
- * `virtualcard.transaction.*`). Undocumented (provider-webhooks.md "Event names"): the one
- * setting to change. `major` (dollars) matches the `amount` of card-transaction records.
- */
-export const CARD_EVENT_AMOUNT_UNIT: 'major' | 'minor' = 'major';
-
-/**
- * A card event's `amount` → USD minor units, per `CARD_EVENT_AMOUNT_UNIT`:
- * major: 25.5 → 2550n; minor: 2550 → 2550n.
- * @throws ValidationError for a malformed value (or sub-cent digits in major mode).
- */
-export function cardEventAmountToMinor(value: WireMoney, unit: 'major' | 'minor' = CARD_EVENT_AMOUNT_UNIT): bigint {
-  return unit === 'major' ? toMinorUnits(value, CARD_CURRENCY) : parseMinorUnits(value);
-}
 
 const CARD_SECRET_KEYS = new Set(['cardnumber', 'cvv2', 'cvv', 'pan']);
 
@@ -177,21 +162,27 @@ class Fields<T> {
     return this.optCurrency(key) ?? this.fail(key, 'is missing');
   }
 
-  /** A MAJOR-unit money field of `currency` → minor units. */
-  optMajor(key: keyof T & string, currency: string, rounding: Rounding): bigint | null {
+  /** A money field of `currency` in `unit` (from the unit table) → minor units; null when absent. */
+  optAmount(key: keyof T & string, unit: AmountUnit, currency: string, rounding: Rounding): bigint | null {
     const value = this.money(key);
-    return value === null ? null : this.guard(key, () => toMinorUnits(value, currency, rounding));
+    return value === null ? null : this.guard(key, () => fromWireAmount(value, currency, unit, rounding, key));
   }
 
-  major(key: keyof T & string, currency: string, rounding: Rounding): bigint {
-    return this.optMajor(key, currency, rounding) ?? this.fail(key, 'is missing');
+  amount(key: keyof T & string, unit: AmountUnit, currency: string, rounding: Rounding): bigint {
+    return this.optAmount(key, unit, currency, rounding) ?? this.fail(key, 'is missing');
   }
 
-  /** The MINOR-unit field when present (`centAmount`), else the MAJOR-unit one (`amount`). */
-  minorOrMajor(minorKey: keyof T & string, majorKey: keyof T & string, currency: string, rounding: Rounding): bigint {
-    const minor = this.money(minorKey);
-    if (minor !== null) return this.guard(minorKey, () => parseMinorUnits(minor, rounding));
-    return this.major(majorKey, currency, rounding);
+  /** The first of `fields` present (e.g. `centAmount`, then `amount`), each in its own unit; null if none. */
+  firstAmount(
+    fields: Array<[key: keyof T & string, unit: AmountUnit]>,
+    currency: string,
+    rounding: Rounding,
+  ): bigint | null {
+    for (const [key, unit] of fields) {
+      const value = this.optAmount(key, unit, currency, rounding);
+      if (value !== null) return value;
+    }
+    return null;
   }
 
   optRate(key: keyof T & string): string | null {
@@ -257,17 +248,18 @@ export function toCustomer(data: Data): ProviderCustomer {
   };
 }
 
-/** Collection (provider-api.md "Collection"): `amount`/`fees` are MAJOR units. */
+/** Collection (provider-api.md "Collection"): units of `amount`/`fees` per the unit table (major). */
 export function toCollection(data: Data): ProviderCollection {
   const f = new Fields<WireCollection>(data);
   const currency = f.currency('currency');
+  const unit = (field: 'amount' | 'fees') => unitOf('initializeCollection', 'answer', field);
   return {
     ...base(data, f),
     reference: f.str('reference'),
     status: f.code('status'),
     currency,
-    amountMinor: f.major('amount', currency, 'reject'),
-    feeMinor: f.optMajor('fees', currency, 'half-even') ?? 0n,
+    amountMinor: f.amount('amount', unit('amount'), currency, 'reject'),
+    feeMinor: f.optAmount('fees', unit('fees'), currency, 'half-even') ?? 0n,
     accountName: f.optStr('accountName'),
     accountNumber: f.str('accountNumber'),
     bankName: f.optStr('bankName'),
@@ -334,12 +326,21 @@ export function toCountryRequirement(data: Data): ProviderCountryRequirement {
   };
 }
 
+/** The operations whose answer is a payout or swap transaction record. */
+export type LedgerOperation = 'initializePayout' | 'finalizePayout' | 'getTransaction' | 'finalizeSwap';
+
 /**
  * Fields shared by payout and swap transactions: reference, codes, and amount and fee in minor
- * units of `currency` (`centAmount`/`centFees` when present, else the major-unit values).
+ * units of `currency` (`centAmount`/`centFees` when present, else `amount`/`fees`; units per the
+ * unit table for `operation`).
  */
-function ledgerFields(f: Fields<WirePayoutTransaction> | Fields<WireSwapTransaction>, currency: string) {
+function ledgerFields(
+  f: Fields<WirePayoutTransaction> | Fields<WireSwapTransaction>,
+  currency: string,
+  operation: LedgerOperation,
+) {
   const fields = f as Fields<WirePayoutTransaction & WireSwapTransaction>;
+  const unit = (field: 'centAmount' | 'amount' | 'centFees' | 'fees') => unitOf(operation, 'answer', field);
   return {
     reference: fields.str('reference'),
     status: fields.code('status'),
@@ -348,19 +349,37 @@ function ledgerFields(f: Fields<WirePayoutTransaction> | Fields<WireSwapTransact
     channel: fields.optCode('channel'),
     description: fields.optStr('description'),
     currency,
-    amountMinor: fields.minorOrMajor('centAmount', 'amount', currency, 'reject'),
+    amountMinor:
+      fields.firstAmount(
+        [
+          ['centAmount', unit('centAmount')],
+          ['amount', unit('amount')],
+        ],
+        currency,
+        'reject',
+      ) ?? failMissing('amount'),
     feeMinor:
-      fields.has('centFees') || fields.has('fees')
-        ? fields.minorOrMajor('centFees', 'fees', currency, 'half-even')
-        : 0n,
+      fields.firstAmount(
+        [
+          ['centFees', unit('centFees')],
+          ['fees', unit('fees')],
+        ],
+        currency,
+        'half-even',
+      ) ?? 0n,
   };
 }
 
 /**
  * Payout transaction (provider-api.md "Payout transaction") from initialize, finalize or
- * get-transaction. `walletCurrency` is used when the answer has no `currency` (initialize, finalize).
+ * get-transaction (`operation`, for the unit table). `walletCurrency` is used when the answer has
+ * no `currency` (initialize, finalize).
  */
-export function toPayout(data: Data, walletCurrency?: string): ProviderPayout {
+export function toPayout(
+  data: Data,
+  operation: 'initializePayout' | 'finalizePayout' | 'getTransaction',
+  walletCurrency?: string,
+): ProviderPayout {
   const f = new Fields<WirePayoutTransaction>(data);
   const currency =
     f.optCurrency('currency') ?? (walletCurrency ? normaliseCurrency(walletCurrency) : f.currency('currency'));
@@ -368,7 +387,7 @@ export function toPayout(data: Data, walletCurrency?: string): ProviderPayout {
   const beneficiary = data.beneficiary;
   return {
     ...base(data, f),
-    ...ledgerFields(f, currency),
+    ...ledgerFields(f, currency, operation),
     spotPrice: f.optRate('spotPrice'),
     exchangeRate: f.optRate('exchangeRate'),
     beneficiaryId:
@@ -378,18 +397,28 @@ export function toPayout(data: Data, walletCurrency?: string): ProviderPayout {
           ? beneficiary.id
           : null,
     beneficiaryDetails: isObject(beneficiary) ? stripCardSecrets(beneficiary) : null,
-    payoutAmountMinor: payoutCurrency ? f.optMajor('payoutAmount', payoutCurrency, 'half-even') : null,
+    payoutAmountMinor:
+      payoutCurrency && operation !== 'initializePayout'
+        ? f.optAmount('payoutAmount', unitOf(operation, 'answer', 'payoutAmount'), payoutCurrency, 'half-even')
+        : null,
     payoutCurrency,
-    balanceBeforeMinor: f.optMajor('balanceBefore', currency, 'half-even'),
-    balanceAfterMinor: f.optMajor('balanceAfter', currency, 'half-even'),
+    balanceBeforeMinor:
+      operation === 'getTransaction'
+        ? f.optAmount('balanceBefore', unitOf(operation, 'answer', 'balanceBefore'), currency, 'half-even')
+        : null,
+    balanceAfterMinor:
+      operation === 'getTransaction'
+        ? f.optAmount('balanceAfter', unitOf(operation, 'answer', 'balanceAfter'), currency, 'half-even')
+        : null,
     customerId: f.optStr('customerId'),
     companyId: f.optStr('companyId'),
   };
 }
 
-/** Swap quote (provider-api.md "Swap quote"): amounts are MAJOR decimal strings. */
+/** Swap quote (provider-api.md "Swap quote"): units of its amounts per the unit table (major decimal strings). */
 export function toSwapQuote(data: Data): ProviderSwapQuote {
   const f = new Fields<WireSwapQuote>(data);
+  const unit = (field: 'sourceAmount' | 'targetAmount' | 'fee') => unitOf('initializeSwap', 'answer', field);
   const sourceCurrency = f.currency('sourceCurrency');
   const targetCurrency = f.currency('targetCurrency');
   const rate = f.nested<WireSwapQuote['conversionRate']>('conversionRate');
@@ -397,9 +426,9 @@ export function toSwapQuote(data: Data): ProviderSwapQuote {
     ...base(data, f),
     sourceCurrency,
     targetCurrency,
-    sourceAmountMinor: f.major('sourceAmount', sourceCurrency, 'reject'),
-    targetAmountMinor: f.major('targetAmount', targetCurrency, 'half-even'),
-    feeMinor: f.optMajor('fee', sourceCurrency, 'half-even') ?? 0n,
+    sourceAmountMinor: f.amount('sourceAmount', unit('sourceAmount'), sourceCurrency, 'reject'),
+    targetAmountMinor: f.amount('targetAmount', unit('targetAmount'), targetCurrency, 'half-even'),
+    feeMinor: f.optAmount('fee', unit('fee'), sourceCurrency, 'half-even') ?? 0n,
     rate: rate.optRate('amount') ?? failMissing('conversionRate.amount'),
     rateCurrency: rate.optCurrency('currency'),
     expiresAt: f.date('expiration'),
@@ -413,8 +442,13 @@ export function toSwap(data: Data, sourceCurrency: string): ProviderSwap {
   const currency = normaliseCurrency(sourceCurrency);
   return {
     ...base(data, f),
-    ...ledgerFields(f, currency),
-    balanceAfterMinor: f.optMajor('balanceAfter', currency, 'half-even'),
+    ...ledgerFields(f, currency, 'finalizeSwap'),
+    balanceAfterMinor: f.optAmount(
+      'balanceAfter',
+      unitOf('finalizeSwap', 'answer', 'balanceAfter'),
+      currency,
+      'half-even',
+    ),
     spotPrice: f.optRate('spotPrice'),
   };
 }
@@ -441,9 +475,14 @@ export function toCardUser(data: Data): ProviderCardUser {
   return { id: f.optStr('id'), status: f.optCode('status'), raw: stripCardSecrets(data) };
 }
 
-/** Card-creation record (provider-api.md "Virtual card", creation response). */
+/**
+ * Card-creation record (provider-api.md "Virtual card", creation response). The documented answer
+ * carries no amount; `amountMinor` is read (`centAmount`, else `amount`, units per the unit table)
+ * only if it does, so that the funding can be checked against the request.
+ */
 export function toCardCreation(data: Data): ProviderCardCreation {
   const f = new Fields<WireCardCreation>(data);
+  const unit = (field: 'centAmount' | 'amount') => unitOf('createCard', 'answer', field);
   return {
     ...base(data, f),
     reference: f.str('reference'),
@@ -452,11 +491,22 @@ export function toCardCreation(data: Data): ProviderCardCreation {
     brand: f.optCode('cardBrand'),
     cardUserId: f.optStr('cardUserId'),
     customerId: f.optStr('customerId'),
+    amountMinor: f.firstAmount(
+      [
+        ['centAmount', unit('centAmount')],
+        ['amount', unit('amount')],
+      ],
+      CARD_CURRENCY,
+      'reject',
+    ),
   };
 }
 
-/** Full card record → `ProviderCard`, dropping `cardNumber` and `cvv2` (last4 falls back to the number's tail). */
-export function toCard(data: Data): ProviderCard {
+/**
+ * Full card record (the answer of `operation`) → `ProviderCard`, dropping `cardNumber` and `cvv2`
+ * (last4 falls back to the number's tail); `balance` unit per the unit table.
+ */
+export function toCard(data: Data, operation: 'freezeCard' | 'unfreezeCard' | 'terminateCard'): ProviderCard {
   const f = new Fields<WireVirtualCard>(data);
   const last4 = f.optStr('last4') ?? f.optStr('cardNumber')?.replace(/\D/g, '').slice(-4) ?? failMissing('last4');
   return {
@@ -470,7 +520,7 @@ export function toCard(data: Data): ProviderCard {
     cardName: f.optStr('cardName'),
     expiresAt: f.optDate('expiry'),
     validThru: f.optStr('valid'),
-    balanceMinor: f.optMajor('balance', CARD_CURRENCY, 'half-even') ?? 0n,
+    balanceMinor: f.optAmount('balance', unitOf(operation, 'answer', 'balance'), CARD_CURRENCY, 'half-even') ?? 0n,
     currency: CARD_CURRENCY,
     customerId: f.optStr('customerId'),
     customerEmail: f.optStr('customerEmail'),
@@ -478,10 +528,17 @@ export function toCard(data: Data): ProviderCard {
   };
 }
 
-/** Card transaction (provider-api.md "Card transaction"): `centAmount` minor, else `amount` major. */
-export function toCardTransaction(data: Data): ProviderCardTransaction {
+/**
+ * Card transaction (provider-api.md "Card transaction") from the answer of `operation`:
+ * `centAmount`, else `amount`, units per the unit table (minor, major).
+ */
+export function toCardTransaction(
+  data: Data,
+  operation: 'topUpCard' | 'withdrawFromCard' | 'listCardTransactions',
+): ProviderCardTransaction {
   const f = new Fields<WireCardTransaction>(data);
   const currency = f.optCurrency('currency') ?? CARD_CURRENCY;
+  const unit = (field: 'centAmount' | 'amount') => unitOf(operation, 'answer', field);
   return {
     ...base(data, f),
     reference: f.str('reference'),
@@ -491,7 +548,15 @@ export function toCardTransaction(data: Data): ProviderCardTransaction {
     method: f.optCode('method'),
     narrative: f.optStr('narrative'),
     currency,
-    amountMinor: f.minorOrMajor('centAmount', 'amount', currency, 'reject'),
+    amountMinor:
+      f.firstAmount(
+        [
+          ['centAmount', unit('centAmount')],
+          ['amount', unit('amount')],
+        ],
+        currency,
+        'reject',
+      ) ?? failMissing('amount'),
   };
 }
 
@@ -515,7 +580,7 @@ export function toCardTransactionPage(data: Data): ProviderCardTransactionPage {
   return {
     transactions: list.map((item, i) => {
       if (!isObject(item)) throw new MalformedAnswerError(`cardTransactions[${i}] is not an object`);
-      return toCardTransaction(item);
+      return toCardTransaction(item, 'listCardTransactions');
     }),
     meta: toPageMeta(f.object('meta')),
     raw: stripCardSecrets(data),

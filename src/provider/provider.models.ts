@@ -178,6 +178,8 @@ export interface FinalizePayoutInput {
   transactionId: string;
   /** Wallet currency of the payout: the finalize answer does not name it, and its `amount` is major units. */
   sourceCurrency: string;
+  /** The payout's amount, minor units of `sourceCurrency`: the answer's amount must equal it (else 502 `provider_amount_mismatch`). */
+  amountMinor?: bigint;
 }
 
 /** Fields payout and swap transactions share (provider-api.md "Payout transaction", "Swap transaction"). */
@@ -224,7 +226,7 @@ export interface ProviderPayout extends ProviderLedgerRecord {
 export interface InitializeSwapInput {
   sourceCurrency: string;
   targetCurrency: string;
-  /** Amount to sell, minor units of `sourceCurrency` (sent as minor units). */
+  /** Amount to sell, minor units of `sourceCurrency` (sent in the unit SWAP_AMOUNT_UNIT names, provider-units.ts). */
   amountMinor: bigint;
 }
 
@@ -250,6 +252,8 @@ export interface FinalizeSwapInput {
   quoteId: string;
   /** The quote's source currency: the swap answer's major-unit fields are in it and do not name it. */
   sourceCurrency: string;
+  /** The quote's source amount, minor units: the answer's amount must equal it (else 502 `provider_amount_mismatch`). */
+  amountMinor?: bigint;
 }
 
 /** An executed swap (`success` at once; no swap events exist). */
@@ -339,6 +343,8 @@ export interface ProviderCardCreation extends ProviderRecord {
   brand: string | null;
   cardUserId: string | null;
   customerId: string | null;
+  /** The funding the answer states, USD minor units; null when it states none (the documented answer). */
+  amountMinor: bigint | null;
 }
 
 /** A virtual card, without its full number or CVV (DESIGN.md "Security rules"). */

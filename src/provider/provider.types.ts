@@ -81,12 +81,12 @@ export interface WireCustomer extends WireRecord {
 
 // ---- Collections (provider-api.md "Collections", "Collection") ----
 
-/** POST /wallets/collections/initialize body; `amount` in MINOR units (provider-webhooks.md). */
+/** POST /wallets/collections/initialize body; `amount` in MINOR units (provider-units.ts). */
 export interface WireInitializeCollectionRequest {
   country: string;
   currency: string;
   customerEmail: string;
-  amount: number;
+  amount: WireMoney;
   reference: string;
   description: string;
   /** `type` names the bank. */
@@ -165,9 +165,9 @@ export interface WireCountryRequirement {
   destination: Record<string, WireFieldDescriptor[]>;
 }
 
-/** POST /wallets/payout/initialize body; `amount` (int32) in MINOR units of the source wallet. */
+/** POST /wallets/payout/initialize body; `amount` (int32) in MINOR units of the source wallet (provider-units.ts). */
 export interface WireInitializePayoutRequest {
-  amount: number;
+  amount: WireMoney;
   reference: string;
   customerEmail: string;
   description: string;
@@ -215,7 +215,7 @@ export interface WirePayoutTransaction extends WireRecord {
 
 // ---- Swaps (provider-api.md "Swaps", "Swap quote", "Swap transaction") ----
 
-/** POST /wallets/initialize-swap body; `amount` in MINOR units of the source currency. */
+/** POST /wallets/initialize-swap body; `amount` in the unit SWAP_AMOUNT_UNIT names (provider-units.ts; default major). */
 export interface WireInitializeSwapRequest {
   sourceCurrency: string;
   amount: WireMoney;
@@ -330,6 +330,9 @@ export interface WireCardCreation extends WireRecord {
   reference: string;
   createdStatus: string;
   customerId: string | null;
+  /** Not in the documented answer; checked against the request if it ever appears (provider-units.ts). */
+  amount?: WireMoney;
+  centAmount?: WireMoney;
 }
 
 /** POST /virtualcards/freeze|unfreeze|terminate body. */
@@ -365,9 +368,9 @@ export interface WireTopUpCardRequest {
   reference: string;
 }
 
-/** POST /virtualcards/withdraw body; `amount` (int32) in cents. */
+/** POST /virtualcards/withdraw body; `amount` (int32) in cents (provider-units.ts). */
 export interface WireWithdrawFromCardRequest {
-  amount: number;
+  amount: WireMoney;
   cardId: string;
   reference: string;
 }

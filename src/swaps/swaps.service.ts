@@ -77,7 +77,11 @@ function swapOutcome(providerStatus: string): TransactionStatus {
  *   (cheap, ~250 s) is the way to retry. The provider may also have refused because it counts the
  *   quote as used or lapsed, so a second finalize would be refused again;
  * - timeout / 5xx / malformed answer → ledger `unknown`, quote stays `executing`: the swap may
- *   have happened; reconciliation decides, and the quote is never executed a second time.
+ *   have happened; reconciliation decides, and the quote is never executed a second time;
+ * - an answer stating another amount than the quote (502 `provider_amount_mismatch`) → ledger
+ *   `needs_review`, quote stays `executing`: a person decides.
+ * A quote whose source amount or currency differs from the request is never stored (502
+ * `provider_amount_mismatch`), so it can never be executed.
  */
 @Injectable()
 export class SwapsService {
@@ -92,9 +96,13 @@ export class SwapsService {
    * `targetCurrency`, and stores it for `clientId` (status `open`). Amounts in the answer are
    * minor units (target amount rounded half-even by the provider layer); `expiresAt` is the
    * earlier of the provider's expiration and our request time + its seconds of validity.
-   * Nothing moves money here, so no Idempotency-Key is needed.
+   * Nothing moves money here, so no Idempotency-Key is needed. The provider layer sends the amount
+   * in SWAP_AMOUNT_UNIT and refuses a quote whose source amount or currency differs from the request
+   * (src/provider/provider-units.ts, answer-checks.ts).
    * @throws ValidationError (400, field `targetCurrency`) when both currencies are the same;
-   * ProviderError (422 refused; 502 failed or quoted another currency pair; 504 timeout): nothing stored.
+   * ProviderAmountMismatchError (502 `provider_amount_mismatch`, hint `unit misconfigured?` when ×100):
+   * the quote states another source amount or currency; ProviderError (422 refused; 502 failed or
+   * quoted another currency pair; 504 timeout). In every failure nothing is stored.
    */
   async createQuote(clientId: string, input: CreateSwapQuoteDto): Promise<SwapQuoteDto> {
     if (input.sourceCurrency === input.targetCurrency) {
@@ -145,7 +153,9 @@ export class SwapsService {
    * @throws NotFoundError (404) unknown quote or another client's; QuoteExpiredError (422
    * `quote_expired`) when it lapsed; InvalidStateTransitionError (409) when it is executing,
    * executed or failed — in all three cases the provider is not called. ProviderError (422 → ledger
-   * `failed`, quote `failed`; 502/504 → ledger `unknown`, quote stays `executing`).
+   * `failed`, quote `failed`; 502/504 → ledger `unknown`, quote stays `executing`);
+   * ProviderAmountMismatchError (502) when the swap answer states another amount than the quote's
+   * source amount → ledger `needs_review`, quote stays `executing` (never executed again).
    */
   async execute(clientId: string, input: CreateSwapDto): Promise<SwapDto> {
     const quote = await this.requireQuote(clientId, input.quoteId);
@@ -190,6 +200,7 @@ export class SwapsService {
       const upstream = await this.provider.finalizeSwap({
         quoteId: quote.providerId,
         sourceCurrency: quote.sourceCurrency,
+        amountMinor: quote.sourceAmount,
       });
       const outcome = swapOutcome(upstream.status);
       const row = await this.prisma.$transaction(async (tx) => {

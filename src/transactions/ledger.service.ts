@@ -12,6 +12,7 @@ import {
   type TransactionStatus,
 } from '../generated/prisma/client';
 import { subscribedTo } from '../outbound/outbox.repository';
+import { ProviderAmountMismatchError } from '../provider/answer-checks';
 import { OutboxService } from '../outbound/outbox.service';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
@@ -226,19 +227,29 @@ export class LedgerService {
 
   /**
    * Records a failed provider call on a ledger row: a refusal (`provider_rejected`: nothing
-   * happened upstream) → `failed`; anything else (timeout, 5xx, an error after the call) → `unknown`,
-   * which reconciliation settles. Returns the status aimed for.
+   * happened upstream) → `failed`; an answer stating another amount or currency than asked
+   * (`ProviderAmountMismatchError`, src/provider/answer-checks.ts) → `needs_review`, with the
+   * provider's id and answer kept for the reviewer (never confirmed, never finalized); anything else
+   * (timeout, 5xx, an error after the call) → `unknown`, which reconciliation settles. Returns the
+   * status aimed for.
    * When the row is left `unknown` and `error` is a DomainError (the answer the client gets), its
    * problem+json says what happens next: `transactionId`, `transactionStatus: 'unknown'` and `settlesBy` (ISO
    * 8601: the row's creation + SETTLEMENT_DEADLINE, by when reconciliation has settled it; see
-   * ReconciliationService). The client should not start the movement again before then.
+   * ReconciliationService). The client should not start the movement again before then. A row held
+   * for review names itself the same way (`transactionStatus: 'needs_review'`, no `settlesBy`: a
+   * person decides).
    */
   async recordProviderFailure(id: string, error: unknown, tx?: Tx): Promise<TransactionStatus> {
     const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
-    const to: TransactionStatus = refused ? 'failed' : 'unknown';
+    const mismatch = error instanceof ProviderAmountMismatchError;
+    const to: TransactionStatus = refused ? 'failed' : mismatch ? 'needs_review' : 'unknown';
     const { transaction } = await this.transition(id, to, 'api', {
       tx,
-      patch: { failureReason: error instanceof Error ? error.message : String(error) },
+      patch: {
+        failureReason: error instanceof Error ? error.message : String(error),
+        ...(mismatch && error.providerId ? { providerId: error.providerId } : {}),
+        ...(mismatch && error.raw ? { providerPayload: error.raw as Prisma.InputJsonValue } : {}),
+      },
     });
     if (transaction.status === 'unknown' && error instanceof DomainError) {
       Object.assign(error.extensions, {
@@ -247,6 +258,8 @@ export class LedgerService {
         transactionStatus: 'unknown',
         settlesBy: this.settlesBy(transaction).toISOString(),
       });
+    } else if (transaction.status === 'needs_review' && error instanceof DomainError) {
+      Object.assign(error.extensions, { transactionId: transaction.id, transactionStatus: 'needs_review' });
     }
     return to;
   }

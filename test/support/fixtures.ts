@@ -26,8 +26,7 @@ export async function customerWithBeneficiary(
       currency: 'KES',
       destination: {
         type: 'MOBILEMONEY',
-        network: 'SAFARICOM',
-        accountName: 'Jane Doe',
+        network: 'MPESA',
         accountNumber: '254712345678',
       },
     });
