@@ -117,11 +117,10 @@ export class CardTransactionsService {
         });
       }
       if (inFlight === 'terminate') {
-        throw new ConflictError(
-          `Card ${card.id} is being terminated: it takes no top-ups or withdrawals.`,
-          undefined,
-          { cardStatus: card.status, transitionInFlight: inFlight },
-        );
+        throw new ConflictError(`Card ${card.id} is being terminated: it takes no top-ups or withdrawals.`, undefined, {
+          cardStatus: card.status,
+          transitionInFlight: inFlight,
+        });
       }
       const row = await this.ledger.record(
         {
