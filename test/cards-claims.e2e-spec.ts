@@ -171,7 +171,10 @@ describe('card transition claims and card-holder write-ahead (e2e)', () => {
     let seen: string | undefined;
     for (let i = 0; i < 200 && !seen; i++) {
       if ((await h.sim.calls('registerCardUser')).length > 0) {
-        seen = (await h.db.query('SELECT status FROM card_holders WHERE customer_id = $1', [customerId]))[0]?.status;
+        const rows = await h.db.query<{ status: string }>('SELECT status FROM card_holders WHERE customer_id = $1', [
+          customerId,
+        ]);
+        seen = rows[0]?.status;
       } else await new Promise((resolve) => setTimeout(resolve, 5));
     }
     expect(seen).toBe('created');
