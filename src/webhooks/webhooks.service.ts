@@ -306,36 +306,50 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   }> {
     const limit = opts.limit ?? Number.POSITIVE_INFINITY;
     const passStartedAt = new Date();
-    const inFlight = new Set<Promise<void>>();
+    const lowWater = Math.max(1, Math.floor(Math.min(RECOVERY_BATCH, this.queueLimit) / 2));
     let retried = 0;
     let settled = 0;
-    const lowWater = Math.max(1, Math.floor(Math.min(RECOVERY_BATCH, this.queueLimit) / 2));
+    let inFlight = 0;
+    // Woken when an event of this pass finishes and the queue is low (or all of them are done).
+    let wake: (() => void) | null = null;
+    const finished = () => {
+      inFlight -= 1;
+      if (wake && (inFlight === 0 || this.queue.length() < lowWater)) {
+        wake();
+        wake = null;
+      }
+    };
+    const waitUntil = async (ready: () => boolean) => {
+      while (!ready()) await new Promise<void>((resolve) => (wake = resolve));
+    };
     try {
       while (retried < limit && !this.stopping) {
         // Wait for room: the queue holds at most queueLimit, and the next batch is leased only once
         // it runs low (so leased events do not wait long in memory).
-        while (inFlight.size > 0 && this.queue.length() >= lowWater) await Promise.race(inFlight);
+        await waitUntil(() => inFlight === 0 || this.queue.length() < lowWater);
         const room = Math.max(1, this.queueLimit - this.queue.length());
         const take = Math.min(RECOVERY_BATCH, room, limit - retried);
         const due = await this.claimDue({ ...opts, limit: take, notProcessedSince: passStartedAt });
         if (due.length === 0) break;
         retried += due.length;
+        inFlight += due.length;
         for (const row of due) {
-          const done: Promise<void> = this.queue.push(row).then(
-            (outcome) => {
-              if (outcome !== 'failed' && outcome !== 'unmatched') settled += 1;
-            },
-            (error: unknown) => {
-              // Recording the outcome failed (the database is gone): the lease lapses, a later pass retries it.
-              this.logger.error({ inboxId: row.id, error: (error as Error).message }, 'inbox retry failed');
-            },
-          );
-          const tracked = done.finally(() => inFlight.delete(tracked));
-          inFlight.add(tracked);
+          this.queue
+            .push(row)
+            .then(
+              (outcome) => {
+                if (outcome !== 'failed' && outcome !== 'unmatched') settled += 1;
+              },
+              (error: unknown) => {
+                // Recording the outcome failed (the database is gone): the lease lapses, a later pass retries it.
+                this.logger.error({ inboxId: row.id, error: (error as Error).message }, 'inbox retry failed');
+              },
+            )
+            .finally(finished);
         }
       }
     } finally {
-      await Promise.all(inFlight);
+      await waitUntil(() => inFlight === 0);
     }
     return { retried, settled };
   }
