@@ -33,7 +33,13 @@ export interface BenchStack {
  * processes and drops the database.
  */
 export async function startStack(
-  opts: { name?: string; gatewayEnv?: Record<string, string>; simulatorEnv?: Record<string, string> } = {},
+  opts: {
+    name?: string;
+    gatewayEnv?: Record<string, string>;
+    simulatorEnv?: Record<string, string>;
+    /** Runs on the migrated database before the gateway starts (e.g. to leave work as a dead process would). */
+    beforeGateway?: (sql: Client) => Promise<void>;
+  } = {},
 ): Promise<BenchStack> {
   const cleanup: Array<() => Promise<unknown> | unknown> = [];
   const stop = async () => {
@@ -79,6 +85,15 @@ export async function startStack(
 
     process.stdout.write('building the gateway (tsc)…\n');
     buildGateway();
+    if (opts.beforeGateway) {
+      const seed = new Client({ connectionString: databaseUrl });
+      await seed.connect();
+      try {
+        await opts.beforeGateway(seed);
+      } finally {
+        await seed.end();
+      }
+    }
     const started = process.hrtime.bigint();
     const gateway = spawnNode(['dist/main.js'], {
       ...process.env,

@@ -166,7 +166,10 @@ export class CardEventsHandler implements OnModuleInit {
     );
   }
 
-  /** virtualcard.user.kyc.success|failed → the card holder `active` or `failed` (from `pending` only). */
+  /**
+   * virtualcard.user.kyc.success|failed → the card holder `active` or `failed` (from `pending`, or
+   * from `created` / `unknown`: a registration whose answer was overtaken or never came).
+   */
   async applyKyc({ event, data }: InboxEvent): Promise<WebhookOutcome> {
     const userId = text(data, 'id');
     const email = text(data, 'customerEmail')?.toLowerCase();

@@ -157,8 +157,9 @@ export class CardHolderDto {
     enum: CARD_HOLDER_STATUSES,
     example: 'pending',
     description:
-      '`pending` until the provider decides KYC (virtualcard.user.kyc.success → `active`, …failed → `failed`). ' +
-      'Cards may be issued to `pending` and `active` holders.',
+      '`created` while the registration call is in flight (written before it), `unknown` when it got no clear ' +
+      'answer (timeout or 5xx: register again to retry), `pending` until the provider decides KYC ' +
+      '(virtualcard.user.kyc.success → `active`, …failed → `failed`). Cards may be issued to `pending` and `active` holders.',
   })
   status: string;
   @ApiProperty({ example: 'NIN' }) idType: string;

@@ -19,7 +19,9 @@ export class CardHoldersController {
   @ApiCreatedResponse({ type: CardHolderDto })
   @ApiValidationErrors()
   @ApiNotFound('customer')
-  @ApiConflict('conflict: the customer already has a card holder whose KYC did not fail.')
+  @ApiConflict(
+    'conflict: the customer already has a card holder that is not failed or unknown (created: a registration in flight).',
+  )
   @ApiProviderErrors()
   register(@Body() body: CreateCardHolderDto): Promise<CardHolderDto> {
     return this.holders.register(body);

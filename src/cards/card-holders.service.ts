@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { ConflictError, FieldError, NotFoundError, ValidationError } from '../common/errors';
+import { ConflictError, ErrorCode, FieldError, NotFoundError, ProviderError, ValidationError } from '../common/errors';
 import { CustomersService } from '../customers/customers.service';
 import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import type { CardHolder, Prisma } from '../generated/prisma/client';
-import { ProviderClient } from '../provider';
+import { ProviderCardUser, ProviderClient } from '../provider';
 import { CardHolderAddressDto, CardHolderDto, CreateCardHolderDto } from './card-holder.dto';
 import { cardHolderProblems } from './card-rules';
-import { CardsRepository } from './cards.repository';
+import { CardHolderPatch, CardsRepository } from './cards.repository';
 
 export function toCardHolderDto(row: CardHolder): CardHolderDto {
   return {
@@ -31,10 +31,14 @@ const REFUSED_USER_STATUSES = ['failed', 'rejected', 'declined'];
 
 /**
  * Card holders: customers onboarded as card users at the provider (provider-api.md
- * "registercarduser": "must precede card issuing for that customer"). Registered at the provider
- * first, then stored with the KYC fields later calls need; the photo and ID image go to the
- * provider only. A holder is `pending` until `virtualcard.user.kyc.success|failed` decides
- * (CardEventsHandler); one holder per customer, registered again only after KYC failed.
+ * "registercarduser": "must precede card issuing for that customer"). Written ahead like a payout:
+ * the holder is stored `created` with the KYC fields later calls need before the provider is called,
+ * then moved by the answer (accepted → `pending`; refused → `failed`; timeout or 5xx → `unknown`);
+ * there is never a provider call without a local row. The photo and ID image go to the provider
+ * only. A holder is `pending` until `virtualcard.user.kyc.success|failed` decides
+ * (CardEventsHandler, which also settles `created` and `unknown` holders). One holder per
+ * customer, registered again only after KYC failed or after a registration without a clear answer
+ * (`unknown`: registration moves no money, so a retry is safe) — card-state.ts CARD_HOLDER_MOVES.
  */
 @Injectable()
 export class CardHoldersService {
@@ -51,7 +55,9 @@ export class CardHoldersService {
    * @throws ValidationError (400): `bvn` missing for NG, `dateOfBirth` missing for GH, malformed
    * `bvn`/`dateOfBirth`, or no name/phone anywhere — the provider is not called.
    * NotFoundError (404) unknown customer; ConflictError (409) the customer already has a holder
-   * whose KYC did not fail; ProviderError (422/502/504): nothing stored.
+   * that is not `failed` or `unknown` (a `created` one: a registration in flight), or the provider
+   * answered with a card user id another holder has (this holder then `failed`);
+   * ProviderError (422 → holder `failed`; 502/504 → holder `unknown`, retry allowed), the row kept.
    */
   async register(input: CreateCardHolderDto): Promise<CardHolderDto> {
     const problems = cardHolderProblems({
@@ -70,31 +76,8 @@ export class CardHoldersService {
     if (!phone) missing.push({ field: 'phone', message: 'phone is required: the customer has none' });
     if (missing.length) throw new ValidationError(missing);
 
-    const existing = await this.cards.holderOf(customer.id);
-    if (existing && existing.status !== 'failed') throw this.alreadyRegistered(existing);
-
     const { address } = input;
-    const upstream = await this.provider.registerCardUser({
-      customerEmail: customer.email,
-      idNumber: input.idNumber,
-      idType: input.idType,
-      firstName: firstName as string,
-      lastName: lastName as string,
-      phoneNumber: phone as string,
-      city: address.city,
-      state: address.state,
-      zipCode: address.zipCode,
-      line1: address.line1,
-      houseName: address.houseName,
-      country: address.country,
-      bvn: input.bvn,
-      dateOfBirth: input.dateOfBirth,
-      userPhoto: input.userPhoto,
-      idImage: input.idImage,
-    });
-    const refused = REFUSED_USER_STATUSES.includes(upstream.status ?? '');
-    const data = {
-      providerUserId: upstream.id,
+    const fields: CardHolderPatch = {
       idType: input.idType,
       idNumber: input.idNumber,
       firstName: firstName as string,
@@ -103,29 +86,84 @@ export class CardHoldersService {
       bvn: input.bvn ?? null,
       dateOfBirth: input.dateOfBirth ?? null,
       address: { ...address } as unknown as Prisma.InputJsonValue,
-      failureReason: refused ? `The provider refused KYC (${upstream.status}).` : null,
+      failureReason: null,
+    };
+    const holder = await this.writeAhead(customer.id, fields);
+
+    let upstream: ProviderCardUser;
+    try {
+      upstream = await this.provider.registerCardUser({
+        customerEmail: customer.email,
+        idNumber: input.idNumber,
+        idType: input.idType,
+        firstName: firstName as string,
+        lastName: lastName as string,
+        phoneNumber: phone as string,
+        city: address.city,
+        state: address.state,
+        zipCode: address.zipCode,
+        line1: address.line1,
+        houseName: address.houseName,
+        country: address.country,
+        bvn: input.bvn,
+        dateOfBirth: input.dateOfBirth,
+        userPhoto: input.userPhoto,
+        idImage: input.idImage,
+      });
+    } catch (error) {
+      const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+      await this.cards.moveHolder(holder, refused ? 'refuse' : 'lose', {
+        failureReason: error instanceof Error ? error.message : String(error),
+      });
+      throw error;
+    }
+
+    const refused = REFUSED_USER_STATUSES.includes(upstream.status ?? '');
+    const answer: CardHolderPatch = {
       providerPayload: upstream.raw as Prisma.InputJsonValue,
+      ...(refused ? { failureReason: `The provider refused KYC (${upstream.status}).` } : {}),
     };
     try {
-      if (existing) {
-        // Registering again after failed KYC: the holder's `register` move (failed → pending).
-        const outcome = await this.cards.moveHolder(existing, 'register', data);
-        if (outcome !== 'applied') throw this.alreadyRegistered(existing);
-        const row = await this.prisma.cardHolder.findUniqueOrThrow({ where: { id: existing.id } });
-        if (refused) await this.cards.moveHolder(row, 'kycFailed');
-        return toCardHolderDto(await this.prisma.cardHolder.findUniqueOrThrow({ where: { id: existing.id } }));
-      }
-      const row = await this.prisma.cardHolder.create({
-        data: { ...data, customerId: customer.id, status: refused ? 'failed' : 'pending' },
+      const outcome = await this.cards.moveHolder(holder, refused ? 'refuse' : 'accept', {
+        ...answer,
+        providerUserId: upstream.id,
       });
-      return toCardHolderDto(row);
-    } catch (error) {
-      if (isUniqueViolation(error)) {
-        const other = await this.cards.holderOf(customer.id);
-        if (other) throw this.alreadyRegistered(other);
-        throw new ConflictError('The provider answered with a card user id another holder already has.');
+      if (outcome === 'refused') {
+        // Its KYC callback overtook this answer (matched by email): keep its status, add the id.
+        await this.prisma.cardHolder.updateMany({
+          where: { id: holder.id, providerUserId: null },
+          data: { providerUserId: upstream.id },
+        });
       }
-      throw error;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const reason = 'The provider answered with a card user id another holder already has.';
+      await this.cards.moveHolder(holder, 'refuse', { ...answer, failureReason: reason });
+      throw new ConflictError(reason, undefined, { cardHolderId: holder.id });
+    }
+    return toCardHolderDto(await this.prisma.cardHolder.findUniqueOrThrow({ where: { id: holder.id } }));
+  }
+
+  /**
+   * Stores the holder `created` before the provider is called: a new row, or an existing holder
+   * registered again (failed, unknown, or a `created` one whose process died: CardsRepository
+   * `reregisterHolder`). One per customer: a concurrent registration of the same customer finds the
+   * row and answers 409.
+   * @throws ConflictError (409) the customer has a holder that may not register again.
+   */
+  private async writeAhead(customerId: string, fields: CardHolderPatch): Promise<CardHolder> {
+    const existing = await this.cards.holderOf(customerId);
+    if (existing) {
+      const again = await this.cards.reregisterHolder(existing, fields);
+      if (!again) throw this.alreadyRegistered((await this.cards.holderOf(customerId)) ?? existing);
+      return again;
+    }
+    try {
+      return await this.cards.createHolder(customerId, fields as Parameters<CardsRepository['createHolder']>[1]);
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const other = await this.cards.holderOf(customerId);
+      throw other ? this.alreadyRegistered(other) : error;
     }
   }
 

@@ -71,9 +71,14 @@ describe('card state machine (card-state.ts)', () => {
     expect(MONEY_MOVING_CARD_STATUSES).toEqual(['active']);
   });
 
-  it('card holder: KYC verdicts only from pending; registering again only after failure', () => {
-    expect(CARD_HOLDER_MOVES.kycPassed).toEqual({ from: ['pending'], to: 'active' });
-    expect(CARD_HOLDER_MOVES.kycFailed).toEqual({ from: ['pending'], to: 'failed' });
-    expect(CARD_HOLDER_MOVES.register).toEqual({ from: ['failed'], to: 'pending' });
+  it('card holder: written ahead (created), settled by the answer; KYC verdicts forward only; registering again after failure or no answer', () => {
+    expect(CARD_HOLDER_MOVES.accept).toEqual({ from: ['created'], to: 'pending' });
+    expect(CARD_HOLDER_MOVES.refuse).toEqual({ from: ['created'], to: 'failed' });
+    expect(CARD_HOLDER_MOVES.lose).toEqual({ from: ['created'], to: 'unknown' });
+    expect(CARD_HOLDER_MOVES.kycPassed).toEqual({ from: ['created', 'unknown', 'pending'], to: 'active' });
+    expect(CARD_HOLDER_MOVES.kycFailed).toEqual({ from: ['created', 'unknown', 'pending'], to: 'failed' });
+    expect(CARD_HOLDER_MOVES.register).toEqual({ from: ['failed', 'unknown'], to: 'created' });
+    // Nothing leaves `active` (a late `failed` verdict is refused).
+    for (const rule of Object.values(CARD_HOLDER_MOVES)) expect(rule.from).not.toContain('active');
   });
 });

@@ -48,22 +48,45 @@ export function cardMoveOutcome(move: CardMove, current: CardStatus): CardMoveOu
   return (rule.from as readonly CardStatus[]).includes(current) ? 'apply' : 'refused';
 }
 
-/** Card holder (KYC) statuses: `pending` until `virtualcard.user.kyc.success|failed` decides. */
-export const CARD_HOLDER_STATUSES = ['pending', 'active', 'failed'] as const;
+/**
+ * How long a freeze, unfreeze or terminate claim (`cards.transition`) holds a card, in multiples of
+ * PROVIDER_TIMEOUT_MS: a claim older than this is taken to belong to a process that died between
+ * claiming and releasing, and lapses (the card can be moved again). The provider call it guards
+ * ends within one PROVIDER_TIMEOUT_MS, so a live claim never lapses while its call runs.
+ */
+export const CARD_TRANSITION_LEASE_TIMEOUTS = 3;
+
+/**
+ * Card holder statuses. `created` is written before the provider's registercarduser call
+ * (write-ahead, like a payout); its answer makes it `pending` (or `failed` when refused, `unknown`
+ * when no clear answer came: timeout or 5xx). `pending` waits for `virtualcard.user.kyc.success|failed`.
+ */
+export const CARD_HOLDER_STATUSES = ['created', 'unknown', 'pending', 'active', 'failed'] as const;
 export type CardHolderStatus = (typeof CARD_HOLDER_STATUSES)[number];
 
 /**
- * The card holder's state machine: KYC events move `pending` forward only (a late `pending` or a
- * second verdict changes nothing); a `failed` holder goes back to `pending` only by registering
- * again through the API (`register`).
+ * The card holder's state machine:
+ * - `accept` / `refuse` / `lose`: the registercarduser answer (accepted; refused, 422 or a KYC
+ *   refusal in the answer; no clear answer, timeout or 5xx).
+ * - `kycPassed` / `kycFailed`: the KYC events move a holder forward only (a late `pending` or a
+ *   second verdict changes nothing). They also settle a registration whose answer never came
+ *   (`unknown`) or was overtaken by its callback (`created`), as `virtualcard.created.*` does for cards.
+ * - `register`: registering again through the API, allowed after KYC failed and after a
+ *   registration without a clear answer (`unknown`: registration moves no money, so retrying it is
+ *   safe; the provider answers a duplicate as it sees fit). A `created` holder is a registration in
+ *   flight: refused (409) until CARD_TRANSITION_LEASE_TIMEOUTS × PROVIDER_TIMEOUT_MS have passed
+ *   since it was written (a process that died mid-call), then treated as `unknown`.
  */
 export const CARD_HOLDER_MOVES = {
-  kycPassed: { from: ['pending'], to: 'active' },
-  kycFailed: { from: ['pending'], to: 'failed' },
-  register: { from: ['failed'], to: 'pending' },
+  accept: { from: ['created'], to: 'pending' },
+  refuse: { from: ['created'], to: 'failed' },
+  lose: { from: ['created'], to: 'unknown' },
+  kycPassed: { from: ['created', 'unknown', 'pending'], to: 'active' },
+  kycFailed: { from: ['created', 'unknown', 'pending'], to: 'failed' },
+  register: { from: ['failed', 'unknown'], to: 'created' },
 } as const satisfies Record<string, { from: readonly CardHolderStatus[]; to: CardHolderStatus }>;
 
 export type CardHolderMove = keyof typeof CARD_HOLDER_MOVES;
 
-/** Holder statuses that may be issued cards: not `failed` (the provider decides on `pending`). */
+/** Holder statuses that may be issued cards: `pending` and `active` (the provider decides on `pending`). */
 export const CARD_ISSUING_HOLDER_STATUSES: readonly string[] = ['pending', 'active'];

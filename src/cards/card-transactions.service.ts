@@ -107,22 +107,37 @@ export class CardTransactionsService {
     kind: 'card_topup' | 'card_withdrawal',
     amount: bigint,
   ): Promise<CardTransactionDto> {
-    const card = await this.cards.requireCard(cardId);
-    if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {
-      throw new ConflictError(`Card ${card.id} is ${card.status}: it takes no top-ups or withdrawals.`, undefined, {
-        cardStatus: card.status,
-      });
-    }
     const topUp = kind === 'card_topup';
-    const row = await this.ledger.record({
-      kind,
-      direction: topUp ? 'credit' : 'debit',
-      amount,
-      currency: card.currency,
-      customerId: card.customerId,
-      cardId: card.id,
-      reference: newReference(topUp ? 'card-topup' : 'card-withdrawal'),
-      description: topUp ? 'Card top-up' : 'Card withdrawal',
+    // Written under a share lock on the card: a terminate claimed before this refuses it (the card
+    // is going away), and one claimed after waits until this row exists.
+    const { card, row } = await this.prisma.$transaction(async (tx) => {
+      const { card, inFlight } = await this.cards.lockForMoneyMove(cardId, tx);
+      if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {
+        throw new ConflictError(`Card ${card.id} is ${card.status}: it takes no top-ups or withdrawals.`, undefined, {
+          cardStatus: card.status,
+        });
+      }
+      if (inFlight === 'terminate') {
+        throw new ConflictError(`Card ${card.id} is being terminated: it takes no top-ups or withdrawals.`, undefined, {
+          cardStatus: card.status,
+          transitionInFlight: inFlight,
+        });
+      }
+      const row = await this.ledger.record(
+        {
+          kind,
+          direction: topUp ? 'credit' : 'debit',
+          amount,
+          currency: card.currency,
+          customerId: card.customerId,
+          cardId: card.id,
+          reference: newReference(topUp ? 'card-topup' : 'card-withdrawal'),
+          description: topUp ? 'Card top-up' : 'Card withdrawal',
+        },
+        'api',
+        tx,
+      );
+      return { card: card as Card & { providerId: string }, row };
     });
     try {
       const input = { cardId: card.providerId, amountMinor: amount, reference: row.reference };

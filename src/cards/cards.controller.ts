@@ -24,7 +24,8 @@ import { CardTransactionsService } from './card-transactions.service';
 import { CardsService } from './cards.service';
 
 const REFUSED_MOVE =
-  'invalid_state_transition: allowed are active → frozen, frozen → active, active | frozen → terminated; the provider is not called.';
+  'invalid_state_transition: allowed are active → frozen, frozen → active, active | frozen → terminated; or another ' +
+  'move of this card is in flight (`transitionInFlight` names it). The provider is not called.';
 
 /**
  * Virtual cards. Answers are masked (last4, brand, expiry, status, balance): the full card number
@@ -117,7 +118,7 @@ export class CardsController {
   @ApiCreatedResponse({ type: CardTransactionDto })
   @ApiValidationErrors()
   @ApiNotFound('card')
-  @ApiConflict('conflict: the card is not active (frozen, terminated or not created yet).')
+  @ApiConflict('conflict: the card is not active (frozen, terminated or not created yet), or a terminate is in flight.')
   @ApiUnsettledProviderErrors()
   topUp(@Param('id', ParseIdPipe()) id: string, @Body() body: CardAmountDto): Promise<CardTransactionDto> {
     return this.transactions.topUp(id, body.amount);
@@ -130,7 +131,7 @@ export class CardsController {
   @ApiCreatedResponse({ type: CardTransactionDto })
   @ApiValidationErrors()
   @ApiNotFound('card')
-  @ApiConflict('conflict: the card is not active (frozen, terminated or not created yet).')
+  @ApiConflict('conflict: the card is not active (frozen, terminated or not created yet), or a terminate is in flight.')
   @ApiUnsettledProviderErrors()
   withdraw(@Param('id', ParseIdPipe()) id: string, @Body() body: CardAmountDto): Promise<CardTransactionDto> {
     return this.transactions.withdraw(id, body.amount);

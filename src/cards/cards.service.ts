@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import {
   ConflictError,
+  DomainError,
   ErrorCode,
   InvalidStateTransitionError,
   ProviderError,
@@ -87,7 +88,7 @@ export function cardDetailsPatch(details: CardDetails): CardPatch {
  * Reaching `active` publishes the gateway event `card.created`, reaching `failed`
  * `card.creation_failed` (outbox, same database transaction; data: the masked card).
  * Statuses move only by the table in card-state.ts; freeze, unfreeze and terminate are checked
- * locally first (409 `invalid_state_transition`, provider not called).
+ * and claimed locally first (409 `invalid_state_transition`, provider not called; see `act`).
  *
  * Card secrets: the provider has no read-card endpoint; its freeze/unfreeze/terminate answers
  * carry the full number and CVV, which `src/provider` drops (`stripCardSecrets`) before anything
@@ -311,25 +312,51 @@ export class CardsService {
    * frozen, frozen → active, active | frozen → terminated (card-state.ts). The provider's answer
    * carries the full number and CVV; they are dropped in `src/provider`, and only last4, name,
    * expiry and billing address are kept.
+   *
+   * The card is claimed before the provider is called (`CardsRepository.claimTransition`: one
+   * conditional UPDATE of `cards.transition`), so of concurrent requests for one card exactly one
+   * reaches the provider; the others answer 409 at once. The claim is released after the answer:
+   * accepted → the status moves and the claim clears in one database transaction; refused (422),
+   * 5xx or timeout → the claim clears and the status stays. A claim left by a process that died
+   * mid-call lapses after CARD_TRANSITION_LEASE_TIMEOUTS × PROVIDER_TIMEOUT_MS.
    * @throws NotFoundError (404); InvalidStateTransitionError (409 `invalid_state_transition`) for a
-   * move the table forbids — the provider is not called; ProviderError (422/502/504): card unchanged.
+   * move the table forbids — the provider is not called; DomainError (409 `invalid_state_transition`
+   * with `transitionInFlight`: the move another request is making) — the provider is not called;
+   * ProviderError (422/502/504): card unchanged.
    * After a timeout the provider may have made the move while the card here has not: the provider
    * has no read-card endpoint to settle it by, and no callback for these moves (a repeated request
    * then answers the provider's 422).
    */
   async act(id: string, action: CardAction): Promise<CardDto> {
-    const card = await this.cards.requireCard(id);
     const rule = CARD_MOVES[action];
-    if (cardMoveOutcome(action, card.status) !== 'apply' || !card.providerId) {
+    const claim = await this.cards.claimTransition(id, action);
+    if (claim.outcome === 'refused') {
+      const { card } = claim;
+      const inFlight = this.cards.liveTransition(card);
+      if (cardMoveOutcome(action, card.status) === 'apply' && card.providerId && inFlight) {
+        throw new DomainError(
+          ErrorCode.InvalidStateTransition,
+          `Card ${card.id} has a ${inFlight} in flight: it cannot ${action} until that is answered.`,
+          { from: card.status, to: rule.to, transitionInFlight: inFlight },
+        );
+      }
       throw new InvalidStateTransitionError('card', card.status, rule.to);
     }
+    const card = await this.cards.requireCard(id);
     const call: Record<CardAction, (cardId: string) => Promise<ProviderCard>> = {
       freeze: (cardId) => this.provider.freezeCard(cardId),
       unfreeze: (cardId) => this.provider.unfreezeCard(cardId),
       terminate: (cardId) => this.provider.terminateCard(cardId),
     };
-    const upstream = await call[action](card.providerId);
-    const { outcome, card: moved } = await this.cards.move(id, action, {
+    let upstream: ProviderCard;
+    try {
+      upstream = await call[action](card.providerId as string);
+    } catch (error) {
+      // Refused, failed or timed out: the card keeps its status, the claim goes.
+      await this.cards.releaseTransition(id, action, claim.startedAt);
+      throw error;
+    }
+    const { outcome, card: moved } = await this.cards.releaseTransition(id, action, claim.startedAt, {
       ...cardDetailsPatch({
         last4: upstream.last4,
         nameOnCard: upstream.cardName,
@@ -340,8 +367,8 @@ export class CardsService {
       providerPayload: upstream.raw as Prisma.InputJsonValue,
     });
     if (outcome === 'refused') {
-      // Another request moved the card while this one was at the provider (e.g. a terminate won).
-      this.logger.warn({ cardId: id, action, status: moved.status }, 'card moved by a concurrent request');
+      // Only a callback can have moved the card meanwhile (e.g. its creation failed late).
+      this.logger.warn({ cardId: id, action, status: moved.status }, 'card moved while its transition was in flight');
       throw new InvalidStateTransitionError('card', moved.status, rule.to);
     }
     return toCardDto(moved);

@@ -4,6 +4,7 @@ import PgBoss from 'pg-boss';
 import type { Env } from '../config/env';
 import { ExpiryService } from '../reconciliation/expiry.service';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
+import { WebhooksService } from '../webhooks/webhooks.service';
 
 /** A recurring job: a pg-boss queue with a cron schedule (UTC, minute resolution). */
 interface RecurringJob {
@@ -16,7 +17,10 @@ interface RecurringJob {
  * Background jobs on pg-boss (a PostgreSQL-backed queue): every instance registers the same
  * schedules and workers, and pg-boss creates one job per cron slot for all of them, so with
  * several gateway instances each pass runs once. Off with JOBS_ENABLED=false (tests run passes
- * directly). Jobs: `reconcile` every 2 minutes, `expire` every minute.
+ * directly). Jobs: `reconcile` every 2 minutes, `expire` every minute, `inbox-recovery` every
+ * minute (drains the due inbox events back to back: WebhooksService.retryDue). At start each
+ * instance also runs an inbox recovery pass at once, in the background, so callbacks a stopped
+ * process stored but did not apply are taken up without waiting for the schedule.
  */
 @Injectable()
 export class JobsService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -27,12 +31,14 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly config: ConfigService<Env, true>,
     private readonly reconciliation: ReconciliationService,
     private readonly expiry: ExpiryService,
+    private readonly webhooks: WebhooksService,
   ) {}
 
   get jobs(): RecurringJob[] {
     return [
       { name: 'reconcile', cron: '*/2 * * * *', run: () => this.reconciliation.run() },
       { name: 'expire', cron: '* * * * *', run: () => this.expiry.run() },
+      { name: 'inbox-recovery', cron: '* * * * *', run: () => this.webhooks.retryDue() },
     ];
   }
 
@@ -51,6 +57,10 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
         this.logger.log({ job: job.name, report }, 'job done');
       });
     }
+    void this.webhooks.retryDue().then(
+      (report) => this.logger.log({ job: 'inbox-recovery', report }, 'start-up inbox recovery done'),
+      (error: unknown) => this.logger.error({ err: error }, 'start-up inbox recovery failed'),
+    );
   }
 
   async onApplicationShutdown(): Promise<void> {

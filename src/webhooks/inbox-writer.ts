@@ -23,6 +23,9 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
+/** Single-row inserts in flight at once when a failed batch is retried row by row. */
+const ROW_BY_ROW_CONCURRENCY = 8;
+
 /** Columns of `webhook_events` named as the WebhookEvent type's fields. */
 export const WEBHOOK_EVENT_COLUMNS = Prisma.sql`id, dedupe_key AS "dedupeKey", event, provider_id AS "providerId",
   reference, raw_body AS "rawBody", payload, signature_header AS "signatureHeader", received_at AS "receivedAt",
@@ -32,7 +35,9 @@ export const WEBHOOK_EVENT_COLUMNS = Prisma.sql`id, dedupe_key AS "dedupeKey", e
  * Stores callbacks in the inbox with group inserts: when no insert is running, an event is written
  * at once (no added latency); events arriving while one runs wait for it and are then written
  * together in one multi-row `INSERT … ON CONFLICT (dedupe_key) DO NOTHING`, one commit for all.
- * Under load this turns hundreds of commits a second into a few dozen larger ones.
+ * Under load this turns hundreds of commits a second into a few dozen larger ones. A batch whose
+ * statement fails is inserted again row by row (ROW_BY_ROW_CONCURRENCY at a time), so one row the
+ * database refuses fails alone and its neighbours are stored.
  */
 export class InboxWriter {
   private waiting: Waiting[] = [];
@@ -68,23 +73,36 @@ export class InboxWriter {
   }
 
   private async write(batch: Waiting[]): Promise<void> {
+    let inserted: WebhookEvent[];
     try {
-      const rows = Prisma.join(
-        batch.map(
-          ({ id, values: v }) =>
-            Prisma.sql`(${id}::uuid, ${v.dedupeKey}, ${v.event}, ${v.providerId}, ${v.reference}, ${v.rawBody},
-                        ${v.payloadJson}::jsonb, ${v.signatureHeader}, ${v.headersJson}::jsonb)`,
-        ),
-      );
-      const inserted = await this.prisma.$queryRaw<WebhookEvent[]>`
-        INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, headers)
-        VALUES ${rows}
-        ON CONFLICT (dedupe_key) DO NOTHING
-        RETURNING ${WEBHOOK_EVENT_COLUMNS}`;
-      const byId = new Map(inserted.map((row) => [row.id, row]));
-      for (const waiting of batch) waiting.resolve(byId.get(waiting.id) ?? null);
+      inserted = await this.insertRows(batch);
     } catch (error) {
-      for (const waiting of batch) waiting.reject(error);
+      if (batch.length === 1) {
+        batch[0].reject(error);
+        return;
+      }
+      // One bad row fails a whole statement: insert each on its own (a few at a time), so that only it fails.
+      for (let i = 0; i < batch.length; i += ROW_BY_ROW_CONCURRENCY) {
+        await Promise.all(batch.slice(i, i + ROW_BY_ROW_CONCURRENCY).map((waiting) => this.write([waiting])));
+      }
+      return;
     }
+    const byId = new Map(inserted.map((row) => [row.id, row]));
+    for (const waiting of batch) waiting.resolve(byId.get(waiting.id) ?? null);
+  }
+
+  private insertRows(batch: Waiting[]): Promise<WebhookEvent[]> {
+    const rows = Prisma.join(
+      batch.map(
+        ({ id, values: v }) =>
+          Prisma.sql`(${id}::uuid, ${v.dedupeKey}, ${v.event}, ${v.providerId}, ${v.reference}, ${v.rawBody},
+                      ${v.payloadJson}::jsonb, ${v.signatureHeader}, ${v.headersJson}::jsonb)`,
+      ),
+    );
+    return this.prisma.$queryRaw<WebhookEvent[]>`
+      INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, headers)
+      VALUES ${rows}
+      ON CONFLICT (dedupe_key) DO NOTHING
+      RETURNING ${WEBHOOK_EVENT_COLUMNS}`;
   }
 }

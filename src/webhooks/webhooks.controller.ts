@@ -1,7 +1,14 @@
 import { Controller, HttpCode, Logger, Post, Req } from '@nestjs/common';
 import type { RawBodyRequest } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiHeader,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { Public } from '../auth/auth.decorators';
@@ -48,6 +55,13 @@ export class WebhooksController {
   })
   @ApiOkResponse({
     description: 'Stored (once) and acknowledged: {"received": true, "duplicate": bool, "outcome": ...}.',
+  })
+  @ApiBadRequestResponse({
+    type: ProblemDto,
+    description:
+      'validation_failed: not {"event": string, "data": object}, nested deeper than 400 levels, or content the ' +
+      'database refuses; nothing stored, other callbacks unaffected. (NUL and lone surrogates are not refused: ' +
+      'they are stored as U+FFFD.)',
   })
   @ApiUnauthorizedResponse({ type: ProblemDto, description: 'Missing or wrong signature; nothing stored.' })
   async receive(

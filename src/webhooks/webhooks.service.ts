@@ -10,6 +10,7 @@ import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { MetricsService } from '../metrics/metrics.service';
 import { LedgerService } from '../transactions/ledger.service';
 import { InboxWriter, WEBHOOK_EVENT_COLUMNS } from './inbox-writer';
+import { isDataError, storableJson, storableText, TooDeepError } from './storable';
 import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
 
 export type { WebhookOutcome } from './webhook-handlers';
@@ -18,6 +19,8 @@ export type { WebhookOutcome } from './webhook-handlers';
 export interface ProviderEvent {
   event: string;
   data: Record<string, unknown>;
+  /** NUL or lone surrogates were replaced by U+FFFD to make it storable (storable.ts). */
+  sanitized?: boolean;
 }
 
 /** Ledger events: event name → the kind of ledger row it concerns and the status it means (provider-webhooks.md "Event names"). */
@@ -52,6 +55,9 @@ export const MAX_INBOX_ATTEMPTS = 10;
 /** How long a retry pass holds the events it took before another pass may take them. */
 const INBOX_LEASE_MS = 5 * 60_000;
 
+/** Inbox events a recovery pass leases at once (no more than the apply queue has room for). */
+export const RECOVERY_BATCH = 500;
+
 /**
  * Backoff before retry `attempts` + 1: 30 s doubling per attempt, capped at 1 h, with ±20 % jitter
  * so that many events failing together do not retry together.
@@ -83,6 +89,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   /** Events were left in the inbox because the queue was full. */
   private overflowed = false;
   private pumping = false;
+  /** The application is shutting down: recovery passes take no new batch. */
+  private stopping = false;
   private readonly queueLimit: number;
   private readonly inbox: InboxWriter;
 
@@ -108,13 +116,29 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     this.handlers.register(Object.keys(LEDGER_EVENTS), (event) => this.applyLedgerEvent(event));
   }
 
-  /** Parses a verified body. @throws DomainError 400 when it is not `{event: string, data: object}`. */
+  /**
+   * Parses a verified body into a storable event: strings and keys holding NUL or lone surrogates,
+   * which PostgreSQL cannot store, get U+FFFD instead (storable.ts; `sanitized` says so).
+   * @throws DomainError 400 when it is not `{event: string, data: object}`, or is nested deeper
+   * than MAX_CALLBACK_DEPTH levels.
+   */
   parse(body: unknown): ProviderEvent {
-    const candidate = body as Partial<ProviderEvent> | null;
+    let storable: { value: unknown; replaced: boolean };
+    try {
+      storable = storableJson(body);
+    } catch (error) {
+      if (error instanceof TooDeepError) throw new DomainError(ErrorCode.ValidationFailed, error.message);
+      throw error;
+    }
+    const candidate = storable.value as Partial<ProviderEvent> | null;
     if (!candidate || typeof candidate.event !== 'string' || !candidate.data || typeof candidate.data !== 'object') {
       throw new DomainError(ErrorCode.ValidationFailed, 'A callback body is {"event": string, "data": object}.');
     }
-    return { event: candidate.event, data: candidate.data as Record<string, unknown> };
+    return {
+      event: candidate.event,
+      data: candidate.data as Record<string, unknown>,
+      ...(storable.replaced ? { sanitized: true } : {}),
+    };
   }
 
   /**
@@ -138,17 +162,31 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       ? (maskStrings(keysStripped) as Record<string, unknown>)
       : keysStripped;
     const clean = JSON.stringify({ event: event.event, data });
-    const stripped = JSON.stringify(data) !== JSON.stringify(event.data);
-    const row = await this.inbox.insert({
-      dedupeKey: dedupeKey(event),
-      event: event.event,
-      providerId: idText(data.id),
-      reference: idText(data.reference),
-      rawBody: stripped ? clean : rawBody,
-      payloadJson: clean,
-      signatureHeader,
-      headersJson: JSON.stringify(headers),
-    });
+    // The raw body is kept as received unless something had to be taken out or replaced; then it is
+    // the stored JSON (the signature cannot be checked again either way, the body having changed).
+    const changed = event.sanitized === true || JSON.stringify(data) !== JSON.stringify(event.data);
+    let row: WebhookEvent | null;
+    try {
+      row = await this.inbox.insert({
+        dedupeKey: dedupeKey(event),
+        event: event.event,
+        providerId: idText(data.id),
+        reference: idText(data.reference),
+        rawBody: changed ? clean : storableText(rawBody),
+        payloadJson: clean,
+        signatureHeader,
+        headersJson: JSON.stringify(headers),
+      });
+    } catch (error) {
+      // Only this callback fails (InboxWriter inserts a failing batch row by row): a value the
+      // database refuses is the sender's problem (400, never retried as is), anything else a 500.
+      if (!isDataError(error)) throw error;
+      this.logger.warn({ event: event.event, error: (error as Error).message }, 'callback refused: cannot be stored');
+      throw new DomainError(
+        ErrorCode.ValidationFailed,
+        'The callback cannot be stored: the database refuses its content.',
+      );
+    }
     if (!row) return { duplicate: true, outcome: 'pending' };
     if (this.config.get('WEBHOOK_APPLY', { infer: true }) === 'inline') {
       return { duplicate: false, outcome: await this.process(row) };
@@ -217,6 +255,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     await this.drain();
   }
 
@@ -252,38 +291,89 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   /**
    * Re-processes inbox events that are due: `failed` and `unmatched` ones whose `nextAttemptAt` has
    * come, and `pending` ones stored more than `staleAfterMs` ago without an outcome (the process
-   * stopped between storing and applying). Due rows are leased first (`FOR UPDATE SKIP LOCKED`,
-   * then `nextAttemptAt` pushed past the lease), so concurrent passes from several gateway
-   * instances never take the same event. Returns how many were retried and how many now settled.
+   * stopped between storing and applying). Drains them back to back: leases a batch (RECOVERY_BATCH,
+   * no more than the apply queue has room for), feeds it to the apply queue (WEBHOOK_APPLY_CONCURRENCY
+   * at a time, shared with live callbacks), leases the next batch as soon as the queue runs low, and
+   * stops when none is due — or after `limit` events. Due rows are leased first (`FOR UPDATE SKIP
+   * LOCKED`, then `nextAttemptAt` pushed past the lease), so passes on several gateway instances
+   * share the work and never take the same event; an event is retried at most once per pass (rows
+   * processed since the pass began are not taken again). Returns how many were retried and how
+   * many now settled (neither `failed` nor `unmatched`).
    */
   async retryDue(opts: { limit?: number; staleAfterMs?: number; now?: Date } = {}): Promise<{
     retried: number;
     settled: number;
   }> {
-    const due = await this.claimDue(opts);
+    const limit = opts.limit ?? Number.POSITIVE_INFINITY;
+    const passStartedAt = new Date();
+    const lowWater = Math.max(1, Math.floor(Math.min(RECOVERY_BATCH, this.queueLimit) / 2));
+    let retried = 0;
     let settled = 0;
-    for (const row of due) {
-      const outcome = await this.process(row);
-      if (outcome !== 'failed' && outcome !== 'unmatched') settled += 1;
+    let inFlight = 0;
+    // Woken when an event of this pass finishes and the queue is low (or all of them are done).
+    let wake: (() => void) | null = null;
+    const finished = () => {
+      inFlight -= 1;
+      if (wake && (inFlight === 0 || this.queue.length() < lowWater)) {
+        wake();
+        wake = null;
+      }
+    };
+    const waitUntil = async (ready: () => boolean) => {
+      while (!ready()) await new Promise<void>((resolve) => (wake = resolve));
+    };
+    try {
+      while (retried < limit && !this.stopping) {
+        // Wait for room: the queue holds at most queueLimit, and the next batch is leased only once
+        // it runs low (so leased events do not wait long in memory).
+        await waitUntil(() => inFlight === 0 || this.queue.length() < lowWater);
+        const room = Math.max(1, this.queueLimit - this.queue.length());
+        const take = Math.min(RECOVERY_BATCH, room, limit - retried);
+        const due = await this.claimDue({ ...opts, limit: take, notProcessedSince: passStartedAt });
+        if (due.length === 0) break;
+        retried += due.length;
+        inFlight += due.length;
+        for (const row of due) {
+          this.queue
+            .push(row)
+            .then(
+              (outcome) => {
+                if (outcome !== 'failed' && outcome !== 'unmatched') settled += 1;
+              },
+              (error: unknown) => {
+                // Recording the outcome failed (the database is gone): the lease lapses, a later pass retries it.
+                this.logger.error({ inboxId: row.id, error: (error as Error).message }, 'inbox retry failed');
+              },
+            )
+            .finally(finished);
+        }
+      }
+    } finally {
+      await waitUntil(() => inFlight === 0);
     }
-    return { retried: due.length, settled };
+    return { retried, settled };
   }
 
   /**
    * Leases the inbox events that are due (see `retryDue`; also `pending` events marked due by an
-   * overflowing queue) and returns them, oldest first.
+   * overflowing queue) and returns them, oldest first. `notProcessedSince`: skip events processed
+   * at or after that time (a pass's own retries).
    */
-  private async claimDue(opts: { limit?: number; staleAfterMs?: number; now?: Date } = {}): Promise<WebhookEvent[]> {
+  private async claimDue(
+    opts: { limit?: number; staleAfterMs?: number; now?: Date; notProcessedSince?: Date } = {},
+  ): Promise<WebhookEvent[]> {
     const now = opts.now ?? new Date();
     const staleBefore = new Date(now.getTime() - (opts.staleAfterMs ?? 60_000));
     const leaseUntil = new Date(now.getTime() + INBOX_LEASE_MS);
+    const processedBefore = opts.notProcessedSince ?? null;
     return this.prisma.$queryRaw<WebhookEvent[]>`
       UPDATE webhook_events SET next_attempt_at = ${leaseUntil}
       WHERE id IN (
         SELECT id FROM webhook_events
-        WHERE (outcome IN ('failed', 'unmatched') AND next_attempt_at <= ${now})
+        WHERE ((outcome IN ('failed', 'unmatched') AND next_attempt_at <= ${now})
            OR (outcome = 'pending' AND next_attempt_at <= ${now})
-           OR (outcome = 'pending' AND next_attempt_at IS NULL AND received_at < ${staleBefore})
+           OR (outcome = 'pending' AND next_attempt_at IS NULL AND received_at < ${staleBefore}))
+          AND (${processedBefore}::timestamptz IS NULL OR processed_at IS NULL OR processed_at < ${processedBefore}::timestamptz)
         ORDER BY received_at
         LIMIT ${opts.limit ?? 100}
         FOR UPDATE SKIP LOCKED)
