@@ -47,7 +47,11 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
     const url = new URL(this.config.get('DATABASE_URL', { infer: true }));
     url.searchParams.delete('schema');
     this.boss = new PgBoss({ connectionString: url.toString(), max: 2, application_name: 'wallet-gateway-jobs' });
-    this.boss.on('error', (error) => this.logger.error({ err: error }, 'job queue error'));
+    // The error's message and code only: a pg error carries its whole client (connection state, type
+    // tables), which would otherwise fill a log line.
+    this.boss.on('error', (error: Error & { code?: string }) =>
+      this.logger.error({ error: error.message, code: error.code }, 'job queue error'),
+    );
     await this.boss.start();
     for (const job of this.jobs) {
       await this.boss.createQueue(job.name);
