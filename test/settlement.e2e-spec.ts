@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ErrorCode, ProviderError } from '../src/common/errors';
 import { IdempotencyService, requestFingerprint } from '../src/common/idempotency/idempotency.service';
 import { PROVIDER_ANSWER_LOST, ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import { LedgerService } from '../src/transactions/ledger.service';
@@ -204,6 +205,26 @@ describe('settlement and manual resolution (e2e)', () => {
     const res = await resolve(p.id, { status: 'failed', evidence: 'Provider support: transfer returned' });
     expect(res.body).toMatchObject({ status: 'failed', failureReason: 'resolved_failed' });
     expect(await events(p.id)).toEqual(['transaction.needs_review', 'payout.failed']);
+  });
+
+  it('names the row and settlesBy on a 504 whose row a callback already moved (the move is not undone)', async () => {
+    const p = await confirmedPayout(h, auth, to, 6_500);
+    // The provider's success callback lands while the gateway still waits for its answer.
+    const callback = await postCallback(
+      h,
+      { event: 'payout.transfer.success', data: { id: p.providerId, reference: p.reference, status: 'success' } },
+      'x-bitnob-signature',
+    );
+    expect(callback.body.outcome).toBe('applied');
+    const timeout = new ProviderError(ErrorCode.ProviderTimeout, 'no answer in time', 'finalizePayout');
+    await h.app.get(LedgerService).recordProviderFailure(p.id, timeout);
+    const stored = await row(p.id);
+    expect(stored.status).toBe('success');
+    expect(timeout.extensions).toMatchObject({
+      transactionId: p.id,
+      settlesBy: new Date(stored.created_at.getTime() + DEADLINE_MS).toISOString(),
+    });
+    expect(timeout.extensions).not.toHaveProperty('transactionStatus', 'unknown');
   });
 
   it('settles a card top-up the listing does not know, past the deadline, as needs_review', async () => {
