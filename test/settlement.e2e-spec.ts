@@ -227,6 +227,47 @@ describe('settlement and manual resolution (e2e)', () => {
     expect(timeout.extensions).not.toHaveProperty('transactionStatus', 'unknown');
   });
 
+  it('keeps a deposit that arrives after its collection failed provider_answer_lost visibly in the inbox', async () => {
+    await h.sim.setFault('initializeCollection', { status: 503, times: 1 });
+    const res = await h
+      .http()
+      .post('/v1/collections')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({
+        customerId: to.customerId,
+        country: 'NG',
+        currency: 'NGN',
+        amount: 500_000,
+        description: 'late payer',
+        payer: { type: 'wema', accountName: 'Ada Late' },
+      });
+    expect(res.status).toBe(502);
+    const id = res.body.transactionId as string;
+    await h.app.get(ReconciliationService).run({ now: pastDeadline() });
+    const failed = await row(id);
+    expect(failed).toMatchObject({ status: 'failed', failure_reason: PROVIDER_ANSWER_LOST });
+    const [{ reference }] = await h.db.query<{ reference: string }>(
+      'SELECT reference FROM transactions WHERE id = $1',
+      [id],
+    );
+    // The payer paid anyway (the provider had issued the account): the money is at the provider.
+    const deposit = await postCallback(h, {
+      event: 'transaction.deposit.success',
+      data: { id: `late-${id}`, reference, status: 'success', amount: '5000.00', currency: 'ngn' },
+    });
+    expect(deposit.status).toBe(200);
+    expect(deposit.body.outcome).toBe('refused');
+    expect((await row(id)).status).toBe('failed');
+    const [kept] = await h.db.query<{ outcome: string; error: string | null }>(
+      'SELECT outcome, error FROM webhook_events WHERE reference = $1',
+      [reference],
+    );
+    expect(kept.outcome).toBe('refused');
+    expect(kept.error).toContain(id);
+    expect(kept.error).toContain('failed');
+  });
+
   it('settles a card top-up the listing does not know, past the deadline, as needs_review', async () => {
     const kit = cardKit(h, () => auth);
     const card = await kit.activeCard('settle-card@example.com', 5000);
