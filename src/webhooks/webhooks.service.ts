@@ -412,7 +412,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       throw new RefusedEventError(
         `${rule.kind} ${transactionId} is ${transaction.status}` +
           (transaction.failureReason ? ` (${transaction.failureReason})` : '') +
-          `: ${event} would move it to ${rule.to}, which its state machine refuses; a person must decide.`,
+          `: ${event} would move it to ${rule.to}, which its state machine refuses; kept in the inbox.`,
       );
     }
     return outcome;
