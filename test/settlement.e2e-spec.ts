@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { ErrorCode, ProviderError } from '../src/common/errors';
 import { IdempotencyService, requestFingerprint } from '../src/common/idempotency/idempotency.service';
 import { PROVIDER_ANSWER_LOST, ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import { LedgerService } from '../src/transactions/ledger.service';
@@ -204,6 +205,67 @@ describe('settlement and manual resolution (e2e)', () => {
     const res = await resolve(p.id, { status: 'failed', evidence: 'Provider support: transfer returned' });
     expect(res.body).toMatchObject({ status: 'failed', failureReason: 'resolved_failed' });
     expect(await events(p.id)).toEqual(['transaction.needs_review', 'payout.failed']);
+  });
+
+  it('names the row and settlesBy on a 504 whose row a callback already moved (the move is not undone)', async () => {
+    const p = await confirmedPayout(h, auth, to, 6_500);
+    // The provider's success callback lands while the gateway still waits for its answer.
+    const callback = await postCallback(
+      h,
+      { event: 'payout.transfer.success', data: { id: p.providerId, reference: p.reference, status: 'success' } },
+      'x-bitnob-signature',
+    );
+    expect(callback.body.outcome).toBe('applied');
+    const timeout = new ProviderError(ErrorCode.ProviderTimeout, 'no answer in time', 'finalizePayout');
+    await h.app.get(LedgerService).recordProviderFailure(p.id, timeout);
+    const stored = await row(p.id);
+    expect(stored.status).toBe('success');
+    expect(timeout.extensions).toMatchObject({
+      transactionId: p.id,
+      settlesBy: new Date(stored.created_at.getTime() + DEADLINE_MS).toISOString(),
+    });
+    expect(timeout.extensions).not.toHaveProperty('transactionStatus', 'unknown');
+  });
+
+  it('keeps a deposit that arrives after its collection failed provider_answer_lost visibly in the inbox', async () => {
+    await h.sim.setFault('initializeCollection', { status: 503, times: 1 });
+    const res = await h
+      .http()
+      .post('/v1/collections')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({
+        customerId: to.customerId,
+        country: 'NG',
+        currency: 'NGN',
+        amount: 500_000,
+        description: 'late payer',
+        payer: { type: 'wema', accountName: 'Ada Late' },
+      });
+    expect(res.status).toBe(502);
+    const id = res.body.transactionId as string;
+    await h.app.get(ReconciliationService).run({ now: pastDeadline() });
+    const failed = await row(id);
+    expect(failed).toMatchObject({ status: 'failed', failure_reason: PROVIDER_ANSWER_LOST });
+    const [{ reference }] = await h.db.query<{ reference: string }>(
+      'SELECT reference FROM transactions WHERE id = $1',
+      [id],
+    );
+    // The payer paid anyway (the provider had issued the account): the money is at the provider.
+    const deposit = await postCallback(h, {
+      event: 'transaction.deposit.success',
+      data: { id: `late-${id}`, reference, status: 'success', amount: '5000.00', currency: 'ngn' },
+    });
+    expect(deposit.status).toBe(200);
+    expect(deposit.body.outcome).toBe('refused');
+    expect((await row(id)).status).toBe('failed');
+    const [kept] = await h.db.query<{ outcome: string; error: string | null }>(
+      'SELECT outcome, error FROM webhook_events WHERE reference = $1',
+      [reference],
+    );
+    expect(kept.outcome).toBe('refused');
+    expect(kept.error).toContain(id);
+    expect(kept.error).toContain('failed');
   });
 
   it('settles a card top-up the listing does not know, past the deadline, as needs_review', async () => {

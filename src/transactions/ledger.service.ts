@@ -237,7 +237,8 @@ export class LedgerService {
    * 8601: the row's creation + SETTLEMENT_DEADLINE, by when reconciliation has settled it; see
    * ReconciliationService). The client should not start the movement again before then. A row held
    * for review names itself the same way (`transactionStatus: 'needs_review'`, no `settlesBy`: a
-   * person decides).
+   * person decides). A row that had already moved elsewhere (a callback during the call) stays where
+   * it is, and a 502/504 still names it: `transactionId` and `settlesBy`, without `transactionStatus`.
    */
   async recordProviderFailure(id: string, error: unknown, tx?: Tx): Promise<TransactionStatus> {
     const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
@@ -260,6 +261,13 @@ export class LedgerService {
       });
     } else if (transaction.status === 'needs_review' && error instanceof DomainError) {
       Object.assign(error.extensions, { transactionId: transaction.id, transactionStatus: 'needs_review' });
+    } else if (!refused && error instanceof DomainError) {
+      // Already moved on meanwhile (e.g. a callback settled it during the call): the move was not
+      // made, but the 502/504 still names the row (read it for its status) and its settlesBy.
+      Object.assign(error.extensions, {
+        transactionId: transaction.id,
+        settlesBy: this.settlesBy(transaction).toISOString(),
+      });
     }
     return to;
   }

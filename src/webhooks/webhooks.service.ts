@@ -49,6 +49,9 @@ function maskStrings(value: unknown, key = ''): unknown {
   return value;
 }
 
+/** A ledger event its row's state machine refused: kept `refused` on its inbox row, with this message as `error`. */
+class RefusedEventError extends Error {}
+
 /** Attempts after which a failing or unmatched event is no longer retried automatically. */
 export const MAX_INBOX_ATTEMPTS = 10;
 
@@ -263,7 +266,9 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
    * Applies one stored event and records the outcome on its inbox row. A `failed` application is
    * scheduled again with backoff (`nextAttemptAt`, see `retryDelayMs`) until MAX_INBOX_ATTEMPTS,
    * then stays `failed` with its error and no next attempt: visible, never lost. An `unmatched`
-   * event is retried by reconciliation on the same schedule.
+   * event is retried by reconciliation on the same schedule. A ledger event the row's state machine
+   * refuses (e.g. a deposit for a collection already `failed`) stays `refused` with an error naming
+   * the row and its status, logged at warn: never retried, never dropped.
    */
   async process(row: WebhookEvent): Promise<WebhookOutcome> {
     let outcome: WebhookOutcome;
@@ -271,9 +276,14 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     try {
       outcome = await this.apply(row);
     } catch (e) {
-      outcome = 'failed';
       error = e instanceof Error ? e.message : String(e);
-      this.logger.error({ event: row.event, inboxId: row.id, error }, 'webhook processing failed');
+      if (e instanceof RefusedEventError) {
+        outcome = 'refused';
+        this.logger.warn({ event: row.event, inboxId: row.id, error }, 'webhook refused by the state machine');
+      } else {
+        outcome = 'failed';
+        this.logger.error({ event: row.event, inboxId: row.id, error }, 'webhook processing failed');
+      }
     }
     // Event names without a handler are counted together: a label per unknown name would grow without bound.
     this.metrics.webhookEventsProcessed.inc({ event: outcome === 'unhandled' ? 'other' : row.event, outcome });
@@ -392,10 +402,19 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     const rule = LEDGER_EVENTS[event];
     const transactionId = await this.matchTransaction(rule.kind, row);
     if (!transactionId) return 'unmatched';
-    const { outcome } = await this.ledger.transition(transactionId, rule.to, 'webhook', {
+    const { outcome, transaction } = await this.ledger.transition(transactionId, rule.to, 'webhook', {
       payload: row.payload as Prisma.InputJsonValue,
       patch: rule.to === 'failed' && typeof data.reason === 'string' ? { failureReason: data.reason } : undefined,
     });
+    if (outcome === 'refused') {
+      // E.g. a deposit for a collection already failed (provider_answer_lost, expired): the money is
+      // at the provider while the ledger says otherwise. Kept `refused` with this error, never dropped.
+      throw new RefusedEventError(
+        `${rule.kind} ${transactionId} is ${transaction.status}` +
+          (transaction.failureReason ? ` (${transaction.failureReason})` : '') +
+          `: ${event} would move it to ${rule.to}, which its state machine refuses; kept in the inbox.`,
+      );
+    }
     return outcome;
   }
 
