@@ -181,6 +181,21 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     expect(res.status).toBe(400);
   });
 
+  it('stores a signed callback whose id or status is an object JavaScript cannot make a string of (was a 500)', async () => {
+    // `{"toString": 1}` has no callable toString: String() of it throws. Such a body is still stored
+    // once (the dedupe key reads objects as their JSON), matched to nothing, and answered 200.
+    const odd = {
+      event: 'payout.transfer.success',
+      data: { id: { toString: 1 }, status: { valueOf: 1, toString: 2 } },
+    };
+    const first = await signed(odd);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ duplicate: false, outcome: 'unmatched' });
+    expect((await signed(odd)).body).toMatchObject({ duplicate: true });
+    const other = await signed({ ...odd, data: { ...odd.data, id: { toString: 3 } } });
+    expect(other.body).toMatchObject({ duplicate: false });
+  });
+
   it('never stores card numbers or CVV from a callback', async () => {
     await signed({
       event: 'virtualcard.created.success',

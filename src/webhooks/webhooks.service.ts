@@ -67,11 +67,19 @@ export function retryDelayMs(attempts: number, random = Math.random): number {
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
-/** The inbox key: event name + data.id + data.status (the provider sends no event id). */
+/**
+ * The inbox key: event name + data.id + data.status (the provider sends no event id). A field that
+ * is an object or array counts as its JSON text: `String()` of it says `[object Object]` for any
+ * object, and throws for one like `{"toString": 1}`.
+ */
 export function dedupeKey(event: ProviderEvent): string {
   return createHash('sha256')
-    .update(`${event.event}\n${String(event.data.id ?? '')}\n${String(event.data.status ?? '')}`)
+    .update(`${event.event}\n${keyPart(event.data.id)}\n${keyPart(event.data.status)}`)
     .digest('hex');
+}
+
+function keyPart(value: unknown): string {
+  return value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value ?? '');
 }
 
 /**
