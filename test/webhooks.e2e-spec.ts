@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { signWebhook } from '../src/webhooks/signature';
 import { WebhookHandlerRegistry } from '../src/webhooks/webhook-handlers';
 import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
@@ -194,6 +195,25 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     expect((await signed(odd)).body).toMatchObject({ duplicate: true });
     const other = await signed({ ...odd, data: { ...odd.data, id: { toString: 3 } } });
     expect(other.body).toMatchObject({ duplicate: false });
+  });
+
+  it('answers every signed callback of any shape for every handled event with 200 or a 400 problem, never a 5xx (property)', async () => {
+    // The fields handlers read, plus names that are special to JavaScript objects, each holding any JSON value.
+    const keys = ['id', 'status', 'reference', 'amount', 'cardId', 'customerEmail', 'reason', 'toString', 'valueOf'];
+    const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant({ toString: 1, valueOf: 1 }));
+    const callback = fc.record({
+      event: fc.constantFrom(...h.app.get(WebhookHandlerRegistry).events()),
+      data: fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: 6 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(callback, async (body) => {
+        const res = await signed(body);
+        const what = `${JSON.stringify(body).slice(0, 300)} → ${res.status}`;
+        expect({ what, status: res.status === 200 || res.status === 400 }).toEqual({ what, status: true });
+        if (res.status === 400) expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('never stores card numbers or CVV from a callback', async () => {
