@@ -126,6 +126,26 @@ describe('card transition claims and card-holder write-ahead (e2e)', () => {
     expect((await kit.ledger(card.id)).map((r) => r.amount)).toEqual(['5000']);
   });
 
+  it('takes a top-up while a freeze is in flight (by design: a freeze moves no money)', async () => {
+    const card = await kit.activeCard('freezing@example.com', 5000);
+    await h.sim.setFault('freezeCard', { latencyMs: 400 });
+    const freezing = act(card.id, 'freeze').then((res) => res);
+    for (let i = 0; i < 200 && (await claimOf(card.id)).transition !== 'freeze'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect((await claimOf(card.id)).transition).toBe('freeze');
+    const topUp = await h
+      .http()
+      .post(`/v1/cards/${card.id}/top-ups`)
+      .set(auth())
+      .set('Idempotency-Key', randomUUID())
+      .send({ amount: 1000 });
+    expect(topUp.status).toBe(201);
+    expect((await freezing).status).toBe(200);
+    expect(await claimOf(card.id)).toMatchObject({ status: 'frozen', transition: null });
+    expect((await kit.ledger(card.id)).map((r) => r.amount).sort()).toEqual(['1000', '5000']);
+  });
+
   it('writes a card holder ahead of registercarduser: timeout → unknown (retry allowed), refusal → failed', async () => {
     const holderRow = async (customerId: string) =>
       (

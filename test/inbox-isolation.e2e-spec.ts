@@ -3,7 +3,7 @@ import { PrismaService } from '../src/database/prisma.service';
 import { InboxInsert, InboxWriter } from '../src/webhooks/inbox-writer';
 import { signWebhook } from '../src/webhooks/signature';
 import { isDataError } from '../src/webhooks/storable';
-import { WebhooksService } from '../src/webhooks/webhooks.service';
+import { RECOVERY_BATCH, WebhooksService } from '../src/webhooks/webhooks.service';
 import { postCallback } from './support/fixtures';
 import { Harness, startHarness, startPeer, WEBHOOK_SECRET } from './support/harness';
 
@@ -55,9 +55,7 @@ describe('inbox isolation and recovery throughput (e2e)', () => {
     const bodies = [...Array.from({ length: 300 }, (_, i) => success(i + 1))];
     bodies.splice(150, 0, nul);
     bodies.splice(200, 0, surrogate);
-    // The JSON text carries the escapes (\u0000, \ud800) exactly as the provider would send them.
-    expect(JSON.stringify(nul)).toContain('\\u0000');
-    expect(JSON.stringify(surrogate)).toContain('\\ud800');
+    // postCallback sends JSON.stringify of each: the escapes (\u0000, \ud800) as the provider would send them.
 
     const answers = await Promise.all(bodies.map((body) => postCallback(h, body)));
     expect(answers.map((a) => a.status).filter((s) => s !== 200)).toEqual([]);
@@ -112,7 +110,9 @@ describe('inbox isolation and recovery throughput (e2e)', () => {
     expect(refused.status).toBe(400);
     expect(refused.body.code).toBe('validation_failed');
     expect(others.map((a) => a.status)).toEqual(Array(20).fill(200));
-    expect((await payoutEffects('deep')).every((e) => e.status === 'success' && e.moves === 1)).toBe(true);
+    const effects = await payoutEffects('deep');
+    expect(effects).toHaveLength(20);
+    expect(effects.every((e) => e.status === 'success' && e.moves === 1)).toBe(true);
     expect(await h.db.query(`SELECT 1 FROM webhook_events WHERE provider_id = 'deep-po-x'`)).toEqual([]);
   });
 
@@ -146,8 +146,10 @@ describe('inbox isolation and recovery throughput (e2e)', () => {
     await h.db.query(`DELETE FROM webhook_events WHERE event = 'test.group'`);
   });
 
-  it('recovers 20,000 events left pending by a dead process: two instances drain them, each applied exactly once', async () => {
-    const count = 20_000;
+  it('recovers 4,000 events left pending by a dead process: two instances drain them, each applied exactly once', async () => {
+    // Eight recovery batches (RECOVERY_BATCH 500): each instance leases several, back to back. The
+    // rate at scale is measured by `npm run bench:webhooks -- --recovery`, not here.
+    const count = 8 * RECOVERY_BATCH;
     await seedPayouts('rec', count);
     // What WebhooksService.receive had stored when the process died: the rows, outcome pending.
     await h.db.query(

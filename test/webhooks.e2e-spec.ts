@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { signWebhook } from '../src/webhooks/signature';
 import { WebhookHandlerRegistry } from '../src/webhooks/webhook-handlers';
 import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
@@ -179,6 +180,40 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
   it('answers 400 for a signed body that is not {event, data}', async () => {
     const res = await signed({ hello: 'world' });
     expect(res.status).toBe(400);
+  });
+
+  it('stores a signed callback whose id or status is an object JavaScript cannot make a string of (was a 500)', async () => {
+    // `{"toString": 1}` has no callable toString: String() of it throws. Such a body is still stored
+    // once (the dedupe key reads objects as their JSON), matched to nothing, and answered 200.
+    const odd = {
+      event: 'payout.transfer.success',
+      data: { id: { toString: 1 }, status: { valueOf: 1, toString: 2 } },
+    };
+    const first = await signed(odd);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ duplicate: false, outcome: 'unmatched' });
+    expect((await signed(odd)).body).toMatchObject({ duplicate: true });
+    const other = await signed({ ...odd, data: { ...odd.data, id: { toString: 3 } } });
+    expect(other.body).toMatchObject({ duplicate: false });
+  });
+
+  it('answers every signed callback of any shape for every handled event with 200 or a 400 problem, never a 5xx (property)', async () => {
+    // The fields handlers read, plus names that are special to JavaScript objects, each holding any JSON value.
+    const keys = ['id', 'status', 'reference', 'amount', 'cardId', 'customerEmail', 'reason', 'toString', 'valueOf'];
+    const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant({ toString: 1, valueOf: 1 }));
+    const callback = fc.record({
+      event: fc.constantFrom(...h.app.get(WebhookHandlerRegistry).events()),
+      data: fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: 6 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(callback, async (body) => {
+        const res = await signed(body);
+        const what = `${JSON.stringify(body).slice(0, 300)} → ${res.status}`;
+        expect({ what, status: res.status === 200 || res.status === 400 }).toEqual({ what, status: true });
+        if (res.status === 400) expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      }),
+      { numRuns: 150 },
+    );
   });
 
   it('never stores card numbers or CVV from a callback', async () => {

@@ -84,7 +84,8 @@ export class CardTransactionsService {
   /**
    * Tops a card up by `amount` USD minor units (300–250000, i.e. 3.00–2,500.00 USD).
    * @throws ValidationError (400) outside the bounds, nothing stored; NotFoundError (404);
-   * ConflictError (409) the card is not `active` (frozen, terminated, not created yet);
+   * ConflictError (409) the card is not `active` (frozen, terminated, not created yet) or a
+   * terminate is in flight (a freeze or unfreeze in flight does not stop it);
    * ProviderError (422 → `failed`; 502/504 → `unknown`), the ledger row kept;
    * ProviderAmountMismatchError (502) when the answer states another amount → `needs_review`.
    */
@@ -109,7 +110,10 @@ export class CardTransactionsService {
   ): Promise<CardTransactionDto> {
     const topUp = kind === 'card_topup';
     // Written under a share lock on the card: a terminate claimed before this refuses it (the card
-    // is going away), and one claimed after waits until this row exists.
+    // is going away), and one claimed after waits until this row exists. A freeze or unfreeze in
+    // flight does not refuse it, by design: neither moves money, a frozen card keeps its balance,
+    // and whether the provider takes a top-up or withdrawal on a frozen card is its call
+    // (provider-api.md "States and transitions": not shown) — a refusal fails the row (422).
     const { card, row } = await this.prisma.$transaction(async (tx) => {
       const { card, inFlight } = await this.cards.lockForMoneyMove(cardId, tx);
       if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {

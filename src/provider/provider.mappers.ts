@@ -62,7 +62,7 @@ const CARD_SECRET_KEYS = new Set(['cardnumber', 'cvv2', 'cvv', 'pan']);
  * without card secrets, whose text PostgreSQL can store.
  * - Every key named `cardNumber`, `cvv2`, `cvv` or `pan` (any case, `_`/`-` ignored) is removed at
  *   any depth, in objects and arrays.
- * - Every string, keys included, loses its NUL characters and has each unpaired UTF-16 surrogate
+ * - Every string, keys included, has each NUL character and each unpaired UTF-16 surrogate
  *   replaced by U+FFFD (`storableText`): jsonb refuses both, and an echo of hostile text must not
  *   leave a ledger row `unknown` after the provider was called.
  * Input is not changed.

@@ -13,6 +13,7 @@ import { SkipThrottle } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { Public } from '../auth/auth.decorators';
 import { DomainError, ErrorCode } from '../common/errors';
+import { MAX_JSON_DEPTH } from '../common/http-limits';
 import { ProblemDto } from '../common/problem.dto';
 import type { Env } from '../config/env';
 import { MetricsService } from '../metrics/metrics.service';
@@ -59,7 +60,7 @@ export class WebhooksController {
   @ApiBadRequestResponse({
     type: ProblemDto,
     description:
-      'validation_failed: not {"event": string, "data": object}, nested deeper than 400 levels, or content the ' +
+      `validation_failed: not {"event": string, "data": object}, nested deeper than ${MAX_JSON_DEPTH} levels, or content the ` +
       'database refuses; nothing stored, other callbacks unaffected. (NUL and lone surrogates are not refused: ' +
       'they are stored as U+FFFD.)',
   })

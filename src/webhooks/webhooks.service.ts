@@ -10,7 +10,9 @@ import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { MetricsService } from '../metrics/metrics.service';
 import { LedgerService } from '../transactions/ledger.service';
 import { InboxWriter, WEBHOOK_EVENT_COLUMNS } from './inbox-writer';
-import { isDataError, storableJson, storableText, TooDeepError } from './storable';
+import { jsonTooDeep } from '../common/http-limits';
+import { storableJson, storableText, TooDeepError } from '../common/storable-text';
+import { isDataError } from './storable';
 import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
 
 export type { WebhookOutcome } from './webhook-handlers';
@@ -19,7 +21,7 @@ export type { WebhookOutcome } from './webhook-handlers';
 export interface ProviderEvent {
   event: string;
   data: Record<string, unknown>;
-  /** NUL or lone surrogates were replaced by U+FFFD to make it storable (storable.ts). */
+  /** NUL or lone surrogates were replaced by U+FFFD to make it storable (common/storable-text.ts). */
   sanitized?: boolean;
 }
 
@@ -70,11 +72,19 @@ export function retryDelayMs(attempts: number, random = Math.random): number {
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
-/** The inbox key: event name + data.id + data.status (the provider sends no event id). */
+/**
+ * The inbox key: event name + data.id + data.status (the provider sends no event id). A field that
+ * is an object or array counts as its JSON text: `String()` of it says `[object Object]` for any
+ * object, and throws for one like `{"toString": 1}`.
+ */
 export function dedupeKey(event: ProviderEvent): string {
   return createHash('sha256')
-    .update(`${event.event}\n${String(event.data.id ?? '')}\n${String(event.data.status ?? '')}`)
+    .update(`${event.event}\n${keyPart(event.data.id)}\n${keyPart(event.data.status)}`)
     .digest('hex');
+}
+
+function keyPart(value: unknown): string {
+  return value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value ?? '');
 }
 
 /**
@@ -121,16 +131,16 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Parses a verified body into a storable event: strings and keys holding NUL or lone surrogates,
-   * which PostgreSQL cannot store, get U+FFFD instead (storable.ts; `sanitized` says so).
-   * @throws DomainError 400 when it is not `{event: string, data: object}`, or is nested deeper
-   * than MAX_CALLBACK_DEPTH levels.
+   * which PostgreSQL cannot store, get U+FFFD instead (common/storable-text.ts; `sanitized` says so).
+   * @throws DomainError 400 when it is not `{event: string, data: object}`; ValidationError 400
+   * when it is nested deeper than MAX_JSON_DEPTH (as the JSON body parser refuses it first).
    */
   parse(body: unknown): ProviderEvent {
     let storable: { value: unknown; replaced: boolean };
     try {
       storable = storableJson(body);
     } catch (error) {
-      if (error instanceof TooDeepError) throw new DomainError(ErrorCode.ValidationFailed, error.message);
+      if (error instanceof TooDeepError) throw jsonTooDeep();
       throw error;
     }
     const candidate = storable.value as Partial<ProviderEvent> | null;
