@@ -180,6 +180,67 @@ describe('settlement and manual resolution (e2e)', () => {
     });
   });
 
+  it('sends a payout still unknown after its lookups to needs_review past the deadline (provider down)', async () => {
+    const created = await h
+      .http()
+      .post('/v1/payouts')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ ...to, amount: 13_500, description: 'confirm answer lost' });
+    expect(created.status).toBe(201);
+    await h.sim.setFault('finalizePayout', { status: 503, times: 1 });
+    const confirm = await h
+      .http()
+      .post(`/v1/payouts/${created.body.id}/confirm`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID());
+    expect(confirm.status).toBe(502);
+    expect(await row(created.body.id)).toMatchObject({ status: 'unknown', provider_id: created.body.providerId });
+    await h.sim.setFault('getTransaction', { status: 503, times: 1000 });
+    const reconciliation = h.app.get(ReconciliationService);
+    // Before the deadline a failing lookup leaves it unknown, to be asked again.
+    await reconciliation.run({ olderThanMs: 0 });
+    expect((await row(created.body.id)).status).toBe('unknown');
+    const report = await reconciliation.run({ now: pastDeadline() });
+    expect(report.settled).toBe(1);
+    expect((await row(created.body.id)).status).toBe('needs_review');
+    const [change] = await h.db.query<{ source: string; payload: { reason: string } }>(
+      'SELECT source, payload FROM transaction_status_changes WHERE transaction_id = $1 AND "to" = \'needs_review\'',
+      [created.body.id],
+    );
+    expect(change).toEqual({
+      source: 'reconciliation',
+      payload: { reason: 'still unknown after the provider lookup, past the settlement deadline' },
+    });
+    expect(await events(created.body.id)).toContain('transaction.needs_review');
+  });
+
+  it("moves a swap's quote along when a lookup settles the swap", async () => {
+    const quote = await h
+      .http()
+      .post('/v1/swap-quotes')
+      .set(auth)
+      .send({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount: 4_000 });
+    const swap = await h
+      .http()
+      .post('/v1/swaps')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ quoteId: quote.body.id });
+    expect(swap.body.status).toBe('success');
+    // As if the finalize answer had been lost after the provider recorded the swap with its id.
+    await h.db.query("UPDATE transactions SET status = 'unknown', completed_at = NULL WHERE id = $1", [swap.body.id]);
+    await h.db.query("UPDATE swap_quotes SET status = 'executing', executed_at = NULL WHERE id = $1", [quote.body.id]);
+    await h.app.get(ReconciliationService).run({ olderThanMs: 0 });
+    expect((await row(swap.body.id)).status).toBe('success');
+    const [q] = await h.db.query<{ status: string; executed_at: Date | null }>(
+      'SELECT status, executed_at FROM swap_quotes WHERE id = $1',
+      [quote.body.id],
+    );
+    expect(q.status).toBe('executed');
+    expect(q.executed_at).not.toBeNull();
+  });
+
   it('refuses to resolve a row that is not needs_review (409)', async () => {
     const p = await confirmedPayout(h, auth, to, 9_000);
     const res = await resolve(p.id, { status: 'success', evidence: 'looks paid' });
@@ -227,7 +288,7 @@ describe('settlement and manual resolution (e2e)', () => {
     expect(timeout.extensions).not.toHaveProperty('transactionStatus', 'unknown');
   });
 
-  it('keeps a deposit that arrives after its collection failed provider_answer_lost visibly in the inbox', async () => {
+  it('sends a collection failed provider_answer_lost to needs_review when its deposit arrives anyway', async () => {
     await h.sim.setFault('initializeCollection', { status: 503, times: 1 });
     const res = await h
       .http()
@@ -257,15 +318,27 @@ describe('settlement and manual resolution (e2e)', () => {
       data: { id: `late-${id}`, reference, status: 'success', amount: '5000.00', currency: 'ngn' },
     });
     expect(deposit.status).toBe(200);
-    expect(deposit.body.outcome).toBe('refused');
-    expect((await row(id)).status).toBe('failed');
-    const [kept] = await h.db.query<{ outcome: string; error: string | null }>(
-      'SELECT outcome, error FROM webhook_events WHERE reference = $1',
-      [reference],
+    expect(deposit.body.outcome).toBe('applied');
+    expect((await row(id)).status).toBe('needs_review');
+    const [change] = await h.db.query<{ from: string; source: string; payload: { reason: string } }>(
+      `SELECT "from", source, payload FROM transaction_status_changes WHERE transaction_id = $1 AND "to" = 'needs_review'`,
+      [id],
     );
-    expect(kept.outcome).toBe('refused');
-    expect(kept.error).toContain(id);
-    expect(kept.error).toContain('failed');
+    expect(change).toMatchObject({
+      from: 'failed',
+      source: 'webhook',
+      payload: { reason: 'transaction.deposit.success after the collection was failed' },
+    });
+    expect(await events(id)).toContain('transaction.needs_review');
+    // A repeat of the callback is a duplicate; a person resolves the row.
+    const again = await postCallback(h, {
+      event: 'transaction.deposit.success',
+      data: { id: `late-${id}`, reference, status: 'success', amount: '5000.00', currency: 'ngn' },
+    });
+    expect(again.body).toMatchObject({ duplicate: true });
+    expect((await row(id)).status).toBe('needs_review');
+    const resolved = await resolve(id, { status: 'success', evidence: 'Provider statement: 5,000.00 NGN received' });
+    expect(resolved.body.status).toBe('success');
   });
 
   it('settles a card top-up the listing does not know, past the deadline, as needs_review', async () => {

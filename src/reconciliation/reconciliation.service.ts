@@ -118,6 +118,17 @@ export class ReconciliationService {
         report.errors += 1;
         this.logger.warn({ transactionId: row.id, error: (error as Error).message }, 'reconciliation lookup failed');
       }
+      // No row stays `unknown` past the deadline: one the lookup could not settle (the provider keeps
+      // failing, or shows a status this kind cannot take) goes to a person; money may have moved.
+      try {
+        const reason = 'still unknown after the provider lookup, past the settlement deadline';
+        if (row.status === 'unknown' && (await this.reviewIfOverdue(row.id, now, reason)) === 'applied') {
+          report.settled += 1;
+        }
+      } catch (error) {
+        report.errors += 1;
+        this.logger.warn({ transactionId: row.id, error: (error as Error).message }, 'review of an overdue row failed');
+      }
     }
     await this.settleAllUnanswered(now, before, opts.limit ?? 100, report);
     await this.reconcileCards(now, before, opts.limit ?? 100, report);
@@ -209,12 +220,7 @@ export class ReconciliationService {
           tx,
           payload: lost,
         });
-        if (outcome === 'applied') {
-          await tx.swapQuote.updateMany({
-            where: { transactionId: row.id, status: 'executing' },
-            data: { status: 'needs_review' },
-          });
-        }
+        if (outcome === 'applied') await this.followQuote(tx, row.id, 'needs_review');
         return outcome;
       });
     }
@@ -246,13 +252,36 @@ export class ReconciliationService {
    * `needs_review`, source `reconciliation`: the provider may have moved the money, and nothing
    * more can be learnt.
    */
-  private async reviewIfOverdue(id: string, now: Date): Promise<TransitionOutcome> {
+  private async reviewIfOverdue(
+    id: string,
+    now: Date,
+    reason = 'not in the card listing past the settlement deadline',
+  ): Promise<TransitionOutcome> {
     const row = await this.ledger.get(id);
     if (!UNANSWERED_STATUSES.includes(row.status) || this.ledger.settlesBy(row) > now) return 'unchanged';
-    const { outcome } = await this.ledger.transition(id, 'needs_review', 'reconciliation', {
-      payload: { reason: 'not in the card listing past the settlement deadline' },
+    return this.prisma.$transaction(async (tx) => {
+      const { outcome } = await this.ledger.transition(id, 'needs_review', 'reconciliation', {
+        tx,
+        payload: { reason },
+      });
+      if (outcome === 'applied' && row.kind === 'swap') await this.followQuote(tx, id, 'needs_review');
+      return outcome;
     });
-    return outcome;
+  }
+
+  /** A swap's quote follows its ledger row out of `executing` (executed, failed or needs_review). */
+  private async followQuote(
+    tx: Prisma.TransactionClient,
+    transactionId: string,
+    status: 'success' | 'failed' | 'needs_review',
+  ): Promise<void> {
+    await tx.swapQuote.updateMany({
+      where: { transactionId, status: 'executing' },
+      data:
+        status === 'success'
+          ? { status: 'executed', executedAt: new Date() }
+          : { status: status === 'failed' ? 'failed' : 'needs_review' },
+    });
   }
 
   /**
@@ -312,11 +341,17 @@ export class ReconciliationService {
     const upstream = await this.provider.getTransaction(row.providerId);
     const to = PAYOUT_STATUS[upstream.status.toLowerCase()];
     if (!to || to === row.status) return 'unchanged';
-    const { outcome } = await this.ledger.transition(row.id, to, 'reconciliation', {
-      payload: upstream.raw as Prisma.InputJsonValue,
-      // Still `initiated` upstream: the confirm never took effect, so it may be sent again.
-      patch: to === 'initiated' ? { confirmRequestedAt: null } : undefined,
+    return this.prisma.$transaction(async (tx) => {
+      const { outcome } = await this.ledger.transition(row.id, to, 'reconciliation', {
+        tx,
+        payload: upstream.raw as Prisma.InputJsonValue,
+        // Still `initiated` upstream: the confirm never took effect, so it may be sent again.
+        patch: to === 'initiated' ? { confirmRequestedAt: null } : undefined,
+      });
+      if (outcome === 'applied' && row.kind === 'swap' && (to === 'success' || to === 'failed')) {
+        await this.followQuote(tx, row.id, to);
+      }
+      return outcome;
     });
-    return outcome;
   }
 }

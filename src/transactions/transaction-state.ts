@@ -10,7 +10,8 @@ import type { TransactionKind, TransactionStatus } from '../generated/prisma/cli
  * `needs_review` is where a row goes when nothing the provider lets us learn can settle it and money
  * may have moved (a swap whose answer was lost, an answer whose amount differs from the request): only
  * a person's decision (source `manual`, POST /v1/transactions/{id}/resolve) moves it on.
- * Final statuses only move on an explicit reversal (`success → reversed`).
+ * Final statuses only move on an explicit reversal (`success → reversed`), except that a collection
+ * `failed` or `expired` whose deposit arrives anyway goes to `needs_review` (money moved after all).
  * Sources: provider-api.md "States and transitions", provider-webhooks.md (payout statuses).
  */
 export const TRANSITIONS: Record<TransactionKind, Partial<Record<TransactionStatus, TransactionStatus[]>>> = {
@@ -30,6 +31,10 @@ export const TRANSITIONS: Record<TransactionKind, Partial<Record<TransactionStat
     processing: ['success', 'failed', 'expired', 'needs_review'],
     needs_review: ['success', 'failed'],
     success: ['reversed'],
+    // A deposit callback for a collection already failed (its account detail was never delivered:
+    // provider_answer_lost) or expired: the money is at the provider, so a person decides.
+    failed: ['needs_review'],
+    expired: ['needs_review'],
   },
   swap: {
     created: ['success', 'failed', 'unknown', 'needs_review'],

@@ -416,9 +416,24 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
       payload: row.payload as Prisma.InputJsonValue,
       patch: rule.to === 'failed' && typeof data.reason === 'string' ? { failureReason: data.reason } : undefined,
     });
+    if (
+      outcome === 'refused' &&
+      rule.kind === 'collection' &&
+      rule.to === 'success' &&
+      (transaction.status === 'failed' || transaction.status === 'expired')
+    ) {
+      // A deposit for a collection already failed (provider_answer_lost) or expired: the payer paid
+      // anyway and the money is at the provider. Not silently kept: the row goes to a person.
+      const review = await this.ledger.transition(transactionId, 'needs_review', 'webhook', {
+        payload: {
+          reason: `${event} after the collection was ${transaction.status}`,
+          event: row.payload,
+        } as Prisma.InputJsonValue,
+      });
+      if (review.outcome !== 'refused') return review.outcome;
+    }
     if (outcome === 'refused') {
-      // E.g. a deposit for a collection already failed (provider_answer_lost, expired): the money is
-      // at the provider while the ledger says otherwise. Kept `refused` with this error, never dropped.
+      // Anything else the state machine refuses is kept `refused` with this error, never dropped.
       throw new RefusedEventError(
         `${rule.kind} ${transactionId} is ${transaction.status}` +
           (transaction.failureReason ? ` (${transaction.failureReason})` : '') +
