@@ -24,10 +24,11 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import autocannon from 'autocannon';
 import { SingleBar, Presets } from 'cli-progress';
+import type { Client } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { freePort } from '../scripts/lib/embedded-db';
 import { encodeCursor } from '../src/common/pagination';
 import { listStatement, summaryStatement } from '../src/transactions/transaction-query';
-import { freePort } from '../scripts/lib/embedded-db';
 import { spawnNode, waitUntilUp } from './lib';
 import { runBench, startStack } from './stack';
 
@@ -107,7 +108,7 @@ interface Party {
 }
 
 /** Customers, one beneficiary each, and a card for two in five (plain SQL: these are not measured). */
-async function seedParties(sql: import('pg').Client): Promise<Party[]> {
+async function seedParties(sql: Client): Promise<Party[]> {
   const { rows } = await sql.query<{ customer_id: string; beneficiary_id: string; card_id: string | null }>(
     `WITH c AS (
        INSERT INTO customers (id, provider_id, email, first_name, last_name, updated_at)
@@ -177,7 +178,7 @@ async function* ledgerLines(parties: Party[], onRows: (n: number) => void): Asyn
   }
 }
 
-async function seedLedger(sql: import('pg').Client, parties: Party[]): Promise<number> {
+async function seedLedger(sql: Client, parties: Party[]): Promise<number> {
   const started = Date.now();
   const bar = new SingleBar(
     {
@@ -214,7 +215,7 @@ async function seedLedger(sql: import('pg').Client, parties: Party[]): Promise<n
 }
 
 /** EXPLAIN ANALYZE of a statement, indented, to show which index answers it. */
-async function explain(sql: import('pg').Client, title: string, text: string, values: unknown[]): Promise<string> {
+async function explain(sql: Client, title: string, text: string, values: unknown[]): Promise<string> {
   const { rows } = await sql.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, BUFFERS) ${text}`, values);
   return [`-- ${title}`, ...rows.map((r) => `   ${r['QUERY PLAN']}`)].join('\n');
 }
@@ -373,7 +374,7 @@ async function main(): Promise<void> {
       const offset = Math.floor(((k + 0.5) / 20) * (total - 1));
       positions.push(
         (
-          await sql.query(
+          await sql.query<{ created_at: Date; id: string }>(
             'SELECT created_at, id FROM transactions ORDER BY created_at DESC, id DESC OFFSET $1 LIMIT 1',
             [offset],
           )

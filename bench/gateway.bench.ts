@@ -12,7 +12,7 @@
  * Targets (2 cores): overhead ≤ 1 ms p50 and ≤ 5 ms p99 at 500 req/s; start to ready ≤ 3 s.
  */
 import 'dotenv/config';
-import { load, LoadResult, table } from './lib';
+import { load, type LoadResult, table } from './lib';
 import { BENCH_PROVIDER_KEY, runBench, startStack } from './stack';
 
 const RATE = Number(process.env.BENCH_RATE ?? 500);

@@ -1,5 +1,5 @@
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { EventEmitter } from 'node:events';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
 import * as hdr from 'hdr-histogram-js';
 
@@ -46,10 +46,13 @@ export async function load(opts: {
     duration: opts.seconds,
     ...(opts.rate > 0 ? { overallRate: opts.rate } : {}),
   }) as unknown as EventEmitter & Promise<autocannon.Result>;
-  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-    if (statusCode < 200 || statusCode >= 300) non2xx++;
-    histogram.recordValue(Math.max(1, Math.round(responseTime * 1000)));
-  });
+  (instance as EventEmitter).on(
+    'response',
+    (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      if (statusCode < 200 || statusCode >= 300) non2xx++;
+      histogram.recordValue(Math.max(1, Math.round(responseTime * 1000)));
+    },
+  );
   const result = await instance;
   const ms = (p: number) => histogram.getValueAtPercentile(p) / 1000;
   return {

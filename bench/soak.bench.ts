@@ -14,7 +14,7 @@
  */
 import 'dotenv/config';
 import { randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
+import { type EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
 import * as hdr from 'hdr-histogram-js';
 import { runBench, startStack } from './stack';
@@ -42,7 +42,7 @@ function sampled(names: string[], steps: autocannon.Request[]): autocannon.Reque
       if (status >= 300 && !samples.has(names[i])) samples.set(names[i], `${status} ${body.slice(0, 200)}`);
       (step.onResponse as ((s: number, b: string, c: Flow) => void) | undefined)?.(status, body, context);
     },
-  })) as autocannon.Request[];
+  }));
 }
 
 interface SimRecord {
@@ -185,10 +185,13 @@ async function main(): Promise<void> {
         { method: 'GET', path: '/v1/transactions?limit=20', headers: auth },
       ]),
     }) as unknown as EventEmitter & Promise<autocannon.Result>;
-    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-      statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
-      histogram.recordValue(Math.max(1, Math.round(responseTime * 1000)));
-    });
+    (instance as EventEmitter).on(
+      'response',
+      (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+        statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
+        histogram.recordValue(Math.max(1, Math.round(responseTime * 1000)));
+      },
+    );
     const result = await instance;
 
     // Settle: the simulator's pending completions and callbacks, then the gateway's inbox.
@@ -198,7 +201,7 @@ async function main(): Promise<void> {
       await fetch(`${stack.simOrigin}/__admin/flush`, { method: 'POST' });
       const open = Number(
         (
-          await sql.query(
+          await sql.query<{ n: string }>(
             `SELECT (SELECT count(*) FROM webhook_events WHERE outcome = 'pending')
                   + (SELECT count(*) FROM transactions WHERE status IN ('pending', 'processing')) AS n`,
           )
@@ -247,7 +250,7 @@ async function main(): Promise<void> {
     doubled += [...seen.values()].filter((n) => n > 1).length;
     doubled += Number(
       (
-        await sql.query(
+        await sql.query<{ n: string }>(
           `SELECT count(*) AS n FROM (SELECT transaction_id, "to" FROM transaction_status_changes
             GROUP BY transaction_id, "to" HAVING count(*) > 1) d`,
         )

@@ -1,10 +1,10 @@
 import { Client } from 'pg';
+import { freePort, startEmbeddedDatabase, withDatabase } from '../scripts/lib/embedded-db';
+import { migrateDatabase } from '../scripts/lib/migrate';
 import { createApiClient } from '../src/auth/api-clients.repository';
 import { DEMO_SCOPES } from '../src/auth/scopes';
 import { createPgAdapter } from '../src/database/prisma.service';
 import { PrismaClient } from '../src/generated/prisma/client';
-import { freePort, startEmbeddedDatabase, withDatabase } from '../scripts/lib/embedded-db';
-import { migrateDatabase } from '../scripts/lib/migrate';
 import { buildGateway, spawnNode, waitUntilUp } from './lib';
 
 export const BENCH_PROVIDER_KEY = 'sk.bench0123456789abcdef.local';
@@ -41,7 +41,7 @@ export async function startStack(
     beforeGateway?: (sql: Client) => Promise<void>;
   } = {},
 ): Promise<BenchStack> {
-  const cleanup: Array<() => Promise<unknown> | unknown> = [];
+  const cleanup: Array<() => unknown> = [];
   const stop = async () => {
     for (const fn of cleanup.reverse()) {
       try {

@@ -17,7 +17,7 @@
  */
 import 'dotenv/config';
 import { createHmac, randomUUID } from 'node:crypto';
-import { EventEmitter } from 'node:events';
+import { type EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
 import * as hdr from 'hdr-histogram-js';
 import { BENCH_WEBHOOK_SECRET, runBench, startStack } from './stack';
@@ -66,7 +66,7 @@ async function recovery(): Promise<void> {
   try {
     const { sql } = stack;
     const started = Date.now() - stack.startToReadyMs;
-    const one = async (query: string) => Number((await sql.query(query)).rows[0].n);
+    const one = async (query: string) => Number((await sql.query<{ n: string }>(query)).rows[0].n);
     const deadline = Date.now() + 600_000;
     let pending = Infinity;
     while (Date.now() < deadline) {
@@ -76,10 +76,10 @@ async function recovery(): Promise<void> {
     }
     const sinceStart = (Date.now() - started) / 1000;
     const span = (
-      await sql.query(
+      await sql.query<{ s: number }>(
         `SELECT extract(epoch FROM max(processed_at) - min(processed_at)) AS s FROM webhook_events WHERE outcome <> 'pending'`,
       )
-    ).rows[0].s as number;
+    ).rows[0].s;
     const applied = await one(`SELECT count(*) AS n FROM webhook_events WHERE outcome = 'applied' AND attempts = 1`);
     const succeeded = await one(`SELECT count(*) AS n FROM transactions WHERE kind = 'payout' AND status = 'success'`);
     const webhookMoves = await one(`SELECT count(*) AS n FROM transaction_status_changes WHERE source = 'webhook'`);
@@ -180,10 +180,13 @@ async function main(): Promise<void> {
         },
       ],
     }) as unknown as EventEmitter & Promise<autocannon.Result>;
-    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-      if (statusCode !== 200) non200 += 1;
-      histogram.recordValue(Math.max(1, Math.round(responseTime * 1000)));
-    });
+    (instance as EventEmitter).on(
+      'response',
+      (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+        if (statusCode !== 200) non200 += 1;
+        histogram.recordValue(Math.max(1, Math.round(responseTime * 1000)));
+      },
+    );
     const result = await instance;
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const acknowledged = histogram.totalCount - non200;
@@ -193,13 +196,14 @@ async function main(): Promise<void> {
     let pending = Infinity;
     while (Date.now() < deadline) {
       pending = Number(
-        (await sql.query(`SELECT count(*) FROM webhook_events WHERE outcome = 'pending'`)).rows[0].count,
+        (await sql.query<{ count: string }>(`SELECT count(*) FROM webhook_events WHERE outcome = 'pending'`)).rows[0]
+          .count,
       );
       if (pending === 0) break;
       await new Promise((r) => setTimeout(r, 200));
     }
     const settledSeconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const one = async (query: string) => Number((await sql.query(query)).rows[0].n);
+    const one = async (query: string) => Number((await sql.query<{ n: string }>(query)).rows[0].n);
     const inboxRows = await one(`SELECT count(*) AS n FROM webhook_events`);
     const applied = await one(`SELECT count(*) AS n FROM webhook_events WHERE outcome = 'applied'`);
     const notApplied = await one(`SELECT count(*) AS n FROM webhook_events WHERE outcome <> 'applied'`);

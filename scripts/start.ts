@@ -8,12 +8,12 @@
  * Ctrl-C stops all of it.
  */
 import 'dotenv/config';
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { PrismaClient } from '../src/generated/prisma/client';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createApiClient } from '../src/auth/api-clients.repository';
 import { DEMO_SCOPES } from '../src/auth/scopes';
 import { createPgAdapter } from '../src/database/prisma.service';
-import { EmbeddedDatabase, startEmbeddedDatabase, withDatabase } from './lib/embedded-db';
+import { PrismaClient } from '../src/generated/prisma/client';
+import { type EmbeddedDatabase, startEmbeddedDatabase, withDatabase } from './lib/embedded-db';
 import { migrateDatabase } from './lib/migrate';
 
 const DEMO_CLIENT_NAME = 'demo (npm start)';
@@ -56,7 +56,9 @@ async function shutdown(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : null)));
+  await Promise.all(
+    children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : Promise.resolve(null))),
+  );
   if (embedded) await embedded.stop();
   process.exit(code);
 }

@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
-import Fastify, { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CallbackDispatcher, CallbackFaults } from './callbacks';
-import { FaultMap, FaultTable, parseFaults, scaleAmount } from './faults';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { CallbackDispatcher, type CallbackFaults } from './callbacks';
+import { type FaultMap, FaultTable, parseFaults, scaleAmount } from './faults';
 import { errorBody, ProviderHttpError } from './http';
 import type { AmountUnit } from './money';
 import { adminRoutes } from './routes/admin';

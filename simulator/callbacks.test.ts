@@ -1,6 +1,6 @@
-import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { signCallback } from './callbacks';
-import { cardUserBody, TestSim, testSimulator } from './testing';
+import { cardUserBody, type TestSim, testSimulator } from './testing';
 
 const SECRET = 'whsec-callback-test';
 

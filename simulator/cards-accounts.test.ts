@@ -1,5 +1,5 @@
 import { isLuhnValid } from './generate';
-import { cardUserBody, TestSim, testSimulator } from './testing';
+import { cardUserBody, type TestSim, testSimulator } from './testing';
 
 describe('virtual accounts', () => {
   let sim: TestSim;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { buildSimulator } from './app';
 import { isLuhnValid, luhnCheckDigit } from './generate';
 import { convert, divRoundHalfUp, major, majorNumber, parseMinor, rate } from './money';
-import { T0, TEST_KEY, TestSim, testSimulator } from './testing';
+import { T0, TEST_KEY, type TestSim, testSimulator } from './testing';
 
 describe('simulator core', () => {
   let sim: TestSim;

@@ -5,7 +5,16 @@
  * number or CVV.
  */
 import { major } from './money';
-import { Beneficiary, Card, CardTransaction, CardUser, Collection, COMPANY_ID, Payout, SimulatorState } from './state';
+import {
+  type Beneficiary,
+  type Card,
+  type CardTransaction,
+  type CardUser,
+  type Collection,
+  COMPANY_ID,
+  type Payout,
+  type SimulatorState,
+} from './state';
 import { payoutTransactionView } from './views';
 
 /** An event: its name and data. */

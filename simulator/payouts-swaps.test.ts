@@ -1,4 +1,4 @@
-import { TestSim, testSimulator } from './testing';
+import { type TestSim, testSimulator } from './testing';
 
 const NG_BANK = {
   type: 'BANK',

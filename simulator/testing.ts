@@ -1,6 +1,6 @@
 /** Helpers for the simulator's own tests (jest, `app.inject`; no port is opened). */
 import type { InjectOptions } from 'fastify';
-import { buildSimulator, Simulator, SimulatorOptions } from './app';
+import { buildSimulator, type Simulator, type SimulatorOptions } from './app';
 
 export const TEST_KEY = 'sk.0123456789abcdef.simtest';
 export const T0 = Date.parse('2026-01-01T00:00:00.000Z');

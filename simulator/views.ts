@@ -5,18 +5,18 @@
 import { COUNTRIES } from './countries';
 import { convert, jsonInt, major, majorNumber } from './money';
 import {
-  Beneficiary,
-  Card,
-  CardTransaction,
-  CardUser,
-  Collection,
+  type Beneficiary,
+  type Card,
+  type CardTransaction,
+  type CardUser,
+  type Collection,
   COMPANY_ID,
-  Customer,
-  Payout,
-  SimulatorState,
-  Swap,
-  SwapQuote,
-  VirtualAccount,
+  type Customer,
+  type Payout,
+  type SimulatorState,
+  type Swap,
+  type SwapQuote,
+  type VirtualAccount,
 } from './state';
 
 /** The named fields of `record`, in that order (answers keep the provider's field order). */

@@ -5,28 +5,28 @@ import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { AuthModule } from './auth/auth.module';
-import { ProblemDetailsFilter } from './common/problem-details.filter';
-import { FixedWindowThrottlerStorage } from './common/rate-limit/fixed-window.storage';
-import { Env, validateEnv } from './config/env';
 import { BeneficiariesModule } from './beneficiaries/beneficiaries.module';
 import { CardsModule } from './cards/cards.module';
 import { CollectionsModule } from './collections/collections.module';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
+import { ProblemDetailsFilter } from './common/problem-details.filter';
+import { FixedWindowThrottlerStorage } from './common/rate-limit/fixed-window.storage';
+import { Env, validateEnv } from './config/env';
 import { CustomersModule } from './customers/customers.module';
 import { DatabaseModule } from './database/database.module';
+import { FinancePageModule } from './finance-page/finance-page.module';
 import { HealthModule } from './health/health.module';
+import { JobsModule } from './jobs/jobs.module';
 import { loggerOptions } from './logging';
 import { MetricsModule } from './metrics/metrics.module';
 import { OutboundModule } from './outbound/outbound.module';
 import { PayoutsModule } from './payouts/payouts.module';
 import { ProviderModule } from './provider';
+import { ReconciliationModule } from './reconciliation/reconciliation.module';
 import { SwapsModule } from './swaps/swaps.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { VirtualAccountsModule } from './virtual-accounts/virtual-accounts.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
-import { JobsModule } from './jobs/jobs.module';
-import { ReconciliationModule } from './reconciliation/reconciliation.module';
-import { FinancePageModule } from './finance-page/finance-page.module';
 
 /**
  * The root module. `forRoot()` is evaluated when an app is created (not when this file is
@@ -49,7 +49,7 @@ export class AppModule {
           useFactory: (config: ConfigService<Env, true>) => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.get('RATE_LIMIT_PER_MINUTE', { infer: true }) }],
             // One budget per API key across all routes (unauthenticated routes fall back to the IP).
-            getTracker: (req: Record<string, any>) => (req.apiClient?.id as string | undefined) ?? String(req.ip),
+            getTracker: (req: { apiClient?: { id: string }; ip?: unknown }) => req.apiClient?.id ?? String(req.ip),
             generateKey: (_ctx, tracker, name) => `${name}:${tracker}`,
             storage: new FixedWindowThrottlerStorage(),
           }),

@@ -1,8 +1,8 @@
-import type { Params } from 'nestjs-pino';
-import pino from 'pino';
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import path from 'node:path';
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Params } from 'nestjs-pino';
+import pino from 'pino';
 
 /**
  * Paths removed from every log line, whatever logs them: client and provider keys, webhook

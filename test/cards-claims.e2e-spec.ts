@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { cardKit } from './support/cards';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 /**
  * Card moves and card-holder registration under concurrency and provider failure: a freeze,

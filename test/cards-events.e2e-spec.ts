@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { cardKit } from './support/cards';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 /**
  * The provider's card callbacks, posted here signed (as the provider would) so that every case —

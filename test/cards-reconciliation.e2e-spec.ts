@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import { cardKit } from './support/cards';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 /**
  * A card top-up whose provider answer was lost (the gateway timed out while the provider went on)

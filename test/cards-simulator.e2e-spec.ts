@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { cardKit, waitFor } from './support/cards';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 /**
  * Cards end to end with the simulator's own signed callbacks (delivered to the listening gateway).

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { cardKit } from './support/cards';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 describe('virtual cards (e2e): card holders, cards, transitions, money moves, transaction sync', () => {
   let h: Harness;

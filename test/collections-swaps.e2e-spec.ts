@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 const customerBody = (email: string) => ({
   email,

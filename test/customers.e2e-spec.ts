@@ -1,4 +1,4 @@
-import { Harness, SIMULATOR_API_KEY, startHarness } from './support/harness';
+import { type Harness, SIMULATOR_API_KEY, startHarness } from './support/harness';
 
 const ada = { email: 'Ada@Example.com', firstName: 'Ada', lastName: 'Obi', phone: '8012345678', countryCode: '234' };
 

@@ -11,10 +11,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 /** The page's `document`, inside functions run in the browser (no DOM library in this project). */
 declare const document: any;

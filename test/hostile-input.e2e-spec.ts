@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { ProviderClient } from '../src/provider';
 import { cardKit } from './support/cards';
 import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 /**
  * Property: no input makes the gateway answer 5xx, and a refused input changes nothing.

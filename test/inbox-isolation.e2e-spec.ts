@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { PrismaService } from '../src/database/prisma.service';
-import { InboxInsert, InboxWriter } from '../src/webhooks/inbox-writer';
+import { type InboxInsert, InboxWriter } from '../src/webhooks/inbox-writer';
 import { signWebhook } from '../src/webhooks/signature';
 import { isDataError } from '../src/webhooks/storable';
 import { RECOVERY_BATCH, WebhooksService } from '../src/webhooks/webhooks.service';
 import { postCallback } from './support/fixtures';
-import { Harness, startHarness, startPeer, WEBHOOK_SECRET } from './support/harness';
+import { type Harness, startHarness, startPeer, WEBHOOK_SECRET } from './support/harness';
 
 /**
  * The inbox isolates events: a callback the database could not store as sent (NUL, lone

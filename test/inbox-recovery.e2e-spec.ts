@@ -5,7 +5,7 @@ import { LedgerService } from '../src/transactions/ledger.service';
 import { WebhookHandlerRegistry } from '../src/webhooks/webhook-handlers';
 import { dedupeKey, MAX_INBOX_ATTEMPTS, retryDelayMs, WebhooksService } from '../src/webhooks/webhooks.service';
 import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
-import { Harness, startHarness, startPeer } from './support/harness';
+import { type Harness, startHarness, startPeer } from './support/harness';
 
 /**
  * The inbox never loses an event: failures are retried with backoff and end visible, events for

@@ -1,4 +1,4 @@
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 describe('background jobs (e2e, pg-boss)', () => {
   let h: Harness;

@@ -1,10 +1,10 @@
-import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { OutboxDeliveryService } from '../src/outbound/outbox-delivery.service';
 import { OutboxService } from '../src/outbound/outbox.service';
 import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness, startPeer } from './support/harness';
+import { type Harness, startHarness, startPeer } from './support/harness';
 
 /** One request the test receiver got. */
 interface Received {

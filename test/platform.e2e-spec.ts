@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Response } from 'supertest';
 import { renderOpenApi } from '../src/openapi';
-import { Harness, SIMULATOR_API_KEY, startHarness } from './support/harness';
+import { type Harness, SIMULATOR_API_KEY, startHarness } from './support/harness';
 
 describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
   let h: Harness;
@@ -89,7 +90,7 @@ describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
   it('rate-limits per API key with 429 and Retry-After, leaving other keys alone', async () => {
     const limited = await h.key(['customers:read']);
     const statuses: number[] = [];
-    let last;
+    let last: Response | undefined;
     for (let i = 0; i < 7; i++) {
       last = await h.http().get('/v1/customers').set('Authorization', `Bearer ${limited}`);
       statuses.push(last.status);

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { ProviderAmountMismatchError, ProviderClient } from '../src/provider';
+import { signWebhook } from '../src/webhooks/signature';
 import { cardKit } from './support/cards';
 import { customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness, startPeer, WEBHOOK_SECRET } from './support/harness';
-import { signWebhook } from '../src/webhooks/signature';
+import { type Harness, startHarness, startPeer, WEBHOOK_SECRET } from './support/harness';
 
 /**
  * Answers checked against requests (issue "Money safety under every failure", item 2), end to end
@@ -52,11 +52,10 @@ describe('provider answers checked against requests (e2e)', () => {
 
   describe('swap amounts: gateway and simulator unit readings', () => {
     const gateways = () => ({ major: h.http(), minor: request(minorGateway.app.getHttpServer()) });
-    const quote = (gateway: 'major' | 'minor', amount = 10_000) =>
-      gateways()
-        [gateway].post('/v1/swap-quotes')
-        .set(auth())
-        .send({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount });
+    const quote = (gateway: 'major' | 'minor', amount = 10_000) => {
+      const http = gateways()[gateway];
+      return http.post('/v1/swap-quotes').set(auth()).send({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount });
+    };
 
     it.each([['major'], ['minor']] as const)(
       'both read %s: the quote echoes the request, the swap executes, the simulator moved exactly that',
@@ -67,8 +66,9 @@ describe('provider answers checked against requests (e2e)', () => {
         expect(quoted.body).toMatchObject({ status: 'open', sourceAmount: 10_000, targetAmount: 15_000_000, fee: 50 });
         const sent = (await h.sim.calls('initializeSwap')).at(-1);
         expect(sent?.body.amount).toBe(unit === 'major' ? 100 : 10_000);
-        const swap = await gateways()
-          [unit].post('/v1/swaps')
+        const gateway = gateways()[unit];
+        const swap = await gateway
+          .post('/v1/swaps')
           .set(auth())
           .set('Idempotency-Key', randomUUID())
           .send({ quoteId: quoted.body.id });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ExpiryService } from '../src/reconciliation/expiry.service';
 import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 describe('reconciliation (e2e)', () => {
   // The gateway does not listen here, so the simulator's callbacks never arrive.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 /**
  * The simulator's own callbacks, misbehaving as the provider may (its callback fault switches),

@@ -4,7 +4,7 @@ import { parse } from 'csv-parse/sync';
 import { formatMajor } from '../src/common/money';
 import { TransactionsRepository } from '../src/transactions/transactions.repository';
 import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 /** A ledger row the test wrote itself, as the model the API answers are checked against. */
 interface Seed {
@@ -509,7 +509,7 @@ describe('finance transactions API (e2e)', () => {
       // Quoting: a comma/quote field is quoted with doubled quotes; a CRLF inside a field stays inside quotes.
       expect(text).toContain('"Invoice 7, ""final"""');
       expect(text).toContain('"line one\r\nline two"');
-      const records = parse(text, { columns: true }) as Array<Record<string, string>>;
+      const records = parse<Record<string, string>>(text, { columns: true });
       const rows = await dbRows('');
       expect(records).toHaveLength(rows.length);
       expect(records).toEqual(rows.map(expectedRecord));
@@ -519,7 +519,7 @@ describe('finance transactions API (e2e)', () => {
     it('applies the same filters and order as the list', async () => {
       const res = await get(`/v1/transactions/export?currency=KES&status=success&order=asc`);
       expect(res.status).toBe(200);
-      const records = parse(res.text, { columns: true }) as Array<Record<string, string>>;
+      const records = parse<Record<string, string>>(res.text, { columns: true });
       const rows = (await dbRows(`WHERE currency = 'KES' AND status = 'success'`)).reverse();
       expect(rows.length).toBeGreaterThan(0);
       expect(records).toEqual(rows.map(expectedRecord));

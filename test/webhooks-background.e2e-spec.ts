@@ -1,6 +1,6 @@
 import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
-import { Harness, startHarness } from './support/harness';
+import { type Harness, startHarness } from './support/harness';
 
 /**
  * Production mode (WEBHOOK_APPLY=background): a callback is answered as soon as it is stored, then

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { signWebhook } from '../src/webhooks/signature';
 import { WebhookHandlerRegistry } from '../src/webhooks/webhook-handlers';
 import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
-import { Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
+import { type Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
 
 describe('provider callbacks (e2e): signed receiver, inbox, payout events', () => {
   let h: Harness;

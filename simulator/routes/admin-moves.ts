@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { outcomeOf } from '../callbacks';
 import { cardTransactionEvent, depositEvent } from '../events';
-import { badRequest, Body, bodyOf, notFound, optString } from '../http';
+import { badRequest, type Body, bodyOf, notFound, optString } from '../http';
 import { parseMinor } from '../money';
 import type { Card, CardTransaction } from '../state';
 import { cardTransactionView, collectionTransactionView, payoutTransactionView } from '../views';
 import { addCardTransaction, cardById } from './cards';
-import { param, RouteContext } from './context';
+import { param, type RouteContext } from './context';
 import { completePayout, payoutOutcome } from './payouts';
 
 /** Why an admin decline is refused when the body names no reason. */

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { FaultTable, parseFaults } from '../faults';
+import { type FaultTable, parseFaults } from '../faults';
 import { badRequest } from '../http';
 import { jsonInt } from '../money';
 import { moneyRecordsView } from '../views';

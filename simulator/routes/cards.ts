@@ -1,12 +1,12 @@
 import { countryOfDialCode, findCountry } from '../countries';
+import { cardCreatedEvent, cardTransactionEvent, kycEvent } from '../events';
 import { cardNumber, randomDigits } from '../generate';
 import { badRequest, bodyOf, envelope, notFound, optString, requireFields, str } from '../http';
-import { cardCreatedEvent, cardTransactionEvent, kycEvent } from '../events';
 import { INT32_MAX, isFailureAmount, parseMinor } from '../money';
-import { op, OperationName } from '../operations';
+import { op, type OperationName } from '../operations';
 import type { Card, CardTransaction, CardUser, SimulatorState } from '../state';
 import { cardCreationView, cardTransactionView, cardUserView, cardView, pageMeta } from '../views';
-import { param, RouteModule } from './context';
+import { param, type RouteModule } from './context';
 
 /** Card top-up bounds, USD cents (provider-webhooks.md: 3 to 2,500 USD). */
 export const TOPUP_MIN_CENTS = 300n;

@@ -1,6 +1,6 @@
 import { COLLECTION_LIMITS } from '../countries';
 import { randomDigits } from '../generate';
-import { badRequest, Body, bodyOf, envelope, optString, requireFields, str } from '../http';
+import { badRequest, type Body, bodyOf, envelope, optString, requireFields, str } from '../http';
 import { feeOf, parseMinor, scale } from '../money';
 import { op } from '../operations';
 import type { Collection } from '../state';

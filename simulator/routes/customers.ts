@@ -2,7 +2,7 @@ import { bodyOf, conflict, envelope, notFound, optString, str } from '../http';
 import { op } from '../operations';
 import type { Customer, SimulatorState } from '../state';
 import { customerView, pageMeta } from '../views';
-import { param, RouteModule } from './context';
+import { param, type RouteModule } from './context';
 
 const DUPLICATE = 'Customer with this email already exists';
 

@@ -1,12 +1,12 @@
-import { destinationProblems, findCountry } from '../countries';
-import { badRequest, bodyOf, envelope, notFound, optString, requireFields, str } from '../http';
 import type { Dispatched } from '../callbacks';
+import { destinationProblems, findCountry } from '../countries';
 import { beneficiaryEvent, payoutEvent } from '../events';
+import { badRequest, bodyOf, envelope, notFound, optString, requireFields, str } from '../http';
 import { convert, feeOf, INT32_MAX, isCurrency, isFailureAmount, parseMinor, rate } from '../money';
 import { op } from '../operations';
 import type { Beneficiary, Payout } from '../state';
 import { beneficiaryView, countryView, payoutFinalizeView, payoutInitializeView } from '../views';
-import { param, RouteContext, RouteModule } from './context';
+import { param, type RouteContext, type RouteModule } from './context';
 
 /** Payout fee: 1% of the amount (100 basis points), at least 100 minor units. */
 export const PAYOUT_FEE_BP = 100n;

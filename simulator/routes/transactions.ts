@@ -1,8 +1,8 @@
 import { envelope, notFound } from '../http';
 import { op } from '../operations';
-import { collectionTransactionView, payoutTransactionView, swapTransactionView } from '../views';
 import type { SimulatorState } from '../state';
-import { param, RouteModule } from './context';
+import { collectionTransactionView, payoutTransactionView, swapTransactionView } from '../views';
+import { param, type RouteModule } from './context';
 
 /** A payout, collection or swap in the get-transaction shape (upper-case codes, string money); undefined if unknown. */
 export function transactionById(state: SimulatorState, id: string) {

@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError, ErrorCode } from '../common/errors';
-import { hashApiKey } from './api-key';
 import { ApiClientsRepository } from './api-clients.repository';
+import { hashApiKey } from './api-key';
 import { AuthenticatedClient, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
 
 /** How long a verified key is trusted without another database read. Revocation takes at most this long. */
@@ -25,7 +25,9 @@ export class ApiKeyGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
-    const request = context.switchToHttp().getRequest();
+    const request = context
+      .switchToHttp()
+      .getRequest<{ headers: Record<string, unknown>; apiClient?: AuthenticatedClient }>();
     const client = await this.authenticate(request.headers.authorization);
     request.apiClient = client;
     const required = this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_SCOPES, targets);

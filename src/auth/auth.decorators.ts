@@ -1,4 +1,4 @@
-import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
 import {
   ApiBearerAuth,
   ApiForbiddenResponse,
@@ -39,5 +39,6 @@ export const RequireScopes = (...scopes: Scope[]) =>
 
 /** Injects the authenticated client into a controller method. */
 export const CurrentClient = createParamDecorator(
-  (_: unknown, ctx: ExecutionContext): AuthenticatedClient => ctx.switchToHttp().getRequest().apiClient,
+  (_: unknown, ctx: ExecutionContext): AuthenticatedClient =>
+    ctx.switchToHttp().getRequest<{ apiClient: AuthenticatedClient }>().apiClient,
 );

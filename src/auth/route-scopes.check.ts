@@ -36,7 +36,8 @@ export class RouteScopesCheck implements OnApplicationBootstrap {
   undeclaredRoutes(): UndeclaredRoute[] {
     const found: UndeclaredRoute[] = [];
     for (const wrapper of this.discovery.getControllers()) {
-      const { instance, metatype } = wrapper;
+      const { metatype } = wrapper;
+      const instance = wrapper.instance as object | undefined;
       if (!instance || !metatype) continue;
       const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
       for (const name of this.scanner.getAllMethodNames(prototype)) {

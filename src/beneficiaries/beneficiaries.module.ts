@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
 import { CustomersModule } from '../customers/customers.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
-import { BeneficiaryEventsHandler } from './beneficiary-events';
 import { BeneficiariesController } from './beneficiaries.controller';
 import { BeneficiariesService } from './beneficiaries.service';
+import { BeneficiaryEventsHandler } from './beneficiary-events';
 
 @Module({
   imports: [CustomersModule, WebhooksModule],

@@ -2,13 +2,13 @@ import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service';
 import type { Prisma, TransactionKind, TransactionStatus } from '../generated/prisma/client';
 import { ProviderUnits } from '../provider';
+import { LedgerService } from '../transactions/ledger.service';
 import type { InboxEvent, WebhookOutcome } from '../webhooks/webhook-handlers';
 import { WebhookHandlerRegistry } from '../webhooks/webhook-handlers';
 import { CardLedger } from './card-ledger';
 import { ledgerStatusOfCardTransaction } from './card-rules';
 import { CardsRepository } from './cards.repository';
 import { CardsService } from './cards.service';
-import { LedgerService } from '../transactions/ledger.service';
 
 /** Card creation results (provider-webhooks.md "Event names": id, reference, status, createdStatus / reason). */
 export const CARD_CREATED_EVENTS = ['virtualcard.created.success', 'virtualcard.created.failed'] as const;

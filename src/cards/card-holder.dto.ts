@@ -11,8 +11,8 @@ import {
   MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { CARD_HOLDER_STATUSES } from './card-state';
 import { trim, upper } from '../common/validation';
+import { CARD_HOLDER_STATUSES } from './card-state';
 
 /** Longest image reference (URL or data URI) accepted; the request body limit applies as well. */
 const MAX_IMAGE_LENGTH = 1_000_000;

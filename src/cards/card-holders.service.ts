@@ -85,7 +85,7 @@ export class CardHoldersService {
       phone: phone as string,
       bvn: input.bvn ?? null,
       dateOfBirth: input.dateOfBirth ?? null,
-      address: { ...address } as unknown as Prisma.InputJsonValue,
+      address: { ...address },
       failureReason: null,
     };
     const holder = await this.writeAhead(customer.id, fields);

@@ -3,7 +3,7 @@ import {
   CARD_ACTIONS,
   CARD_HOLDER_MOVES,
   CARD_MOVES,
-  CardMove,
+  type CardMove,
   cardMoveOutcome,
   FINAL_CARD_STATUSES,
   MONEY_MOVING_CARD_STATUSES,

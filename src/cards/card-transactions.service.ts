@@ -7,10 +7,10 @@ import { PrismaService } from '../database/prisma.service';
 import type { Card, Prisma, Transaction, TransactionKind } from '../generated/prisma/client';
 import { ProviderCardTransaction, ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
-import { CardTransactionDto, ListCardTransactionsQueryDto } from './card.dto';
 import { CARD_TRANSACTION_KINDS, CardLedger, ProviderCardMovement } from './card-ledger';
 import { ledgerStatusOfCardTransaction, topUpAmountProblems } from './card-rules';
 import { MONEY_MOVING_CARD_STATUSES } from './card-state';
+import { CardTransactionDto, ListCardTransactionsQueryDto } from './card.dto';
 import { CardsRepository } from './cards.repository';
 
 /** Page size asked of the provider's card-transaction listing, and the most pages one sync reads. */

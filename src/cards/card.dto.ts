@@ -2,9 +2,9 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, Min } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
+import { lower, trim } from '../common/validation';
 import { CardStatus, TransactionStatus } from '../generated/prisma/enums';
 import { CARD_BRANDS } from './card-rules';
-import { lower, trim } from '../common/validation';
 
 export const CARD_STATUSES = Object.values(CardStatus);
 export const CARD_TRANSACTION_STATUSES = Object.values(TransactionStatus);
@@ -83,7 +83,7 @@ export class ListCardTransactionsQueryDto extends PageQueryDto {
       "First page only (no cursor): refresh from the provider's listing first (default true). Later pages read local rows.",
   })
   @IsOptional()
-  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean()
   refresh?: boolean;
 }

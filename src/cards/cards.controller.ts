@@ -10,6 +10,7 @@ import {
 } from '../common/api-responses';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
 import { ParseIdPipe } from '../common/validation';
+import { CardTransactionsService } from './card-transactions.service';
 import {
   CardAmountDto,
   CardDto,
@@ -20,7 +21,6 @@ import {
   ListCardsQueryDto,
   ListCardTransactionsQueryDto,
 } from './card.dto';
-import { CardTransactionsService } from './card-transactions.service';
 import { CardsService } from './cards.service';
 
 const REFUSED_MOVE =

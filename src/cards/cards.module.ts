@@ -1,7 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { IdempotencyService } from '../common/idempotency/idempotency.service';
-import { LedgerService } from '../transactions/ledger.service';
 import { CustomersModule } from '../customers/customers.module';
+import { LedgerService } from '../transactions/ledger.service';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { CardEventsHandler } from './card-events';
 import { CardHoldersController } from './card-holders.controller';

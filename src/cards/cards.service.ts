@@ -12,9 +12,9 @@ import { minorToNumber } from '../common/money';
 import { afterCursor, Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import { CustomersService } from '../customers/customers.service';
-import { OutboxService } from '../outbound/outbox.service';
 import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import type { Card, CardStatus, Prisma, StatusChangeSource } from '../generated/prisma/client';
+import { OutboxService } from '../outbound/outbox.service';
 import {
   CARD_CURRENCY,
   ProviderAmountMismatchError,
@@ -23,10 +23,10 @@ import {
   stripCardSecrets,
 } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
-import { CardBillingAddressDto, CardDto, CreateCardDto, ListCardsQueryDto } from './card.dto';
 import { CardLedger } from './card-ledger';
 import { cardExpiry, topUpAmountProblems } from './card-rules';
 import { CARD_ISSUING_HOLDER_STATUSES, CARD_MOVES, CardAction, cardMoveOutcome } from './card-state';
+import { CardBillingAddressDto, CardDto, CreateCardDto, ListCardsQueryDto } from './card.dto';
 import { CardMoveResult, CardPatch, CardsRepository } from './cards.repository';
 
 export function toCardDto(row: Card): CardDto {

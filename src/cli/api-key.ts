@@ -11,7 +11,7 @@
 import 'dotenv/config';
 import { parseArgs } from 'node:util';
 import { createApiClient } from '../auth/api-clients.repository';
-import { DEMO_SCOPES, isScope, Scope, SCOPES } from '../auth/scopes';
+import { DEMO_SCOPES, isScope, type Scope, SCOPES } from '../auth/scopes';
 import { createPgAdapter } from '../database/prisma.service';
 import { PrismaClient } from '../generated/prisma/client';
 

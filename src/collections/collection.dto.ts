@@ -16,8 +16,8 @@ import {
 } from 'class-validator';
 import { CURRENCY_EXPONENTS } from '../common/money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-import type { TransactionStatus } from '../generated/prisma/client';
 import { trim, upper } from '../common/validation';
+import type { TransactionStatus } from '../generated/prisma/client';
 
 /** Statuses a collection's ledger row can have (src/transactions/transaction-state.ts, kind `collection`). */
 export const COLLECTION_STATUSES: TransactionStatus[] = [

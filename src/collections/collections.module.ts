@@ -1,8 +1,8 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { IdempotencyService } from '../common/idempotency/idempotency.service';
 import { NotFoundError } from '../common/errors';
-import { PrismaService } from '../database/prisma.service';
+import { IdempotencyService } from '../common/idempotency/idempotency.service';
 import { CustomersModule } from '../customers/customers.module';
+import { PrismaService } from '../database/prisma.service';
 import { CollectionsController } from './collections.controller';
 import { CollectionsService, toCollectionDto } from './collections.service';
 

@@ -8,8 +8,8 @@ import { PrismaService } from '../database/prisma.service';
 import type { Collection, Prisma, Transaction, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
-import { CollectionDto, CreateCollectionDto, ListCollectionsQueryDto } from './collection.dto';
 import { collectionLimitProblems } from './collection-limits';
+import { CollectionDto, CreateCollectionDto, ListCollectionsQueryDto } from './collection.dto';
 
 /** A collection row with its ledger row (amount, currency, fee and status live on the ledger). */
 export type CollectionWithTransaction = Collection & { transaction: Transaction };

@@ -1,4 +1,4 @@
-import { ConfigService } from '@nestjs/config';
+import { type ConfigService } from '@nestjs/config';
 import type { Env } from '../config/env';
 
 /** Route the provider posts its callbacks to (provider-webhooks.md). */

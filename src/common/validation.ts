@@ -2,12 +2,12 @@ import {
   type ArgumentMetadata,
   ParseUUIDPipe,
   type PipeTransform,
-  ValidationError as ClassValidatorError,
+  type ValidationError as ClassValidatorError,
   ValidationPipe,
 } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { isISO31661Alpha2 } from 'class-validator';
-import { FieldError, ValidationError } from './errors';
+import { type FieldError, ValidationError } from './errors';
 import { unstorableFields } from './storable-text';
 
 /** `@Transform` helpers for DTO strings: trimmed, and optionally upper- or lower-cased (other values pass through). */
@@ -54,7 +54,7 @@ class GatewayValidationPipe extends ValidationPipe {
       typeof value === 'object' &&
       Object.keys(value).length === 0;
     if (emptyQuery && this.validWhenEmpty.has(type)) return plainToInstance(type, {});
-    const result = await super.transform(value, metadata);
+    const result: unknown = await super.transform(value, metadata);
     if (emptyQuery) this.validWhenEmpty.add(type);
     return result;
   }

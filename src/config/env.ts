@@ -91,7 +91,7 @@ export class Env {
    * stored and applies it right after, in this process (provider-webhooks.md: "Answer 200 quickly; do
    * the work after storing"); `inline` applies it before answering and reports the outcome (tests, debugging).
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 'background' : value))
+  @Transform(({ value }: { value: unknown }) => (value === undefined || value === '' ? 'background' : value))
   @IsIn(['background', 'inline'])
   WEBHOOK_APPLY: 'background' | 'inline' = 'background';
 
@@ -189,7 +189,7 @@ export function validateEnv(config: Record<string, unknown>): Env {
   const errors = validateSync(env, { skipMissingProperties: false, forbidUnknownValues: false });
   if (errors.length > 0) {
     const lines = errors.map((e) => {
-      const value = (config as Record<string, unknown>)[e.property];
+      const value = config[e.property];
       const problem = value === undefined || value === '' ? 'is missing' : 'is malformed';
       return `  ${e.property} ${problem}: ${Object.values(e.constraints ?? {}).join('; ')}`;
     });

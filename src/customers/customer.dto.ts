@@ -83,7 +83,7 @@ export class UpdateCustomerDto {
 export class GetCustomerQueryDto {
   @ApiPropertyOptional({ type: Boolean, description: "Fetch the provider's record first and store what changed." })
   @IsOptional()
-  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean()
   refresh?: boolean;
 }

@@ -1,8 +1,8 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Prisma, PrismaClient } from '../generated/prisma/client';
 import type { Env } from '../config/env';
+import { Prisma, PrismaClient } from '../generated/prisma/client';
 
 /**
  * Builds the adapter for a connection string. `?schema=NAME` selects a PostgreSQL schema (the

@@ -79,7 +79,7 @@ function load(name: string, file: string): PageAsset {
   try {
     body = fs.readFileSync(file);
   } catch (error) {
-    throw new Error(`Finance page: cannot read ${file} (${(error as Error).message})`);
+    throw new Error(`Finance page: cannot read ${file} (${(error as Error).message})`, { cause: error });
   }
   return {
     name,

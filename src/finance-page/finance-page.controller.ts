@@ -4,8 +4,8 @@ import { SkipThrottle } from '@nestjs/throttler';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/auth.decorators';
 import { NotFoundError } from '../common/errors';
-import { FinancePageService } from './finance-page.service';
 import type { PageAsset } from './finance-page.assets';
+import { FinancePageService } from './finance-page.service';
 
 /**
  * The finance web page: `GET /finance` (the page), `/finance/<file>` (its scripts and styles),

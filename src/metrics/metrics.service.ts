@@ -68,13 +68,13 @@ export class MetricsService {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
-    const service = this;
+    const queueDepth = () => this.webhookQueueDepth();
     new Gauge({
       name: 'webhook_apply_queue_depth',
       help: "Stored provider callbacks waiting in this instance's apply queue.",
       registers: [this.registry],
       collect() {
-        this.set(service.webhookQueueDepth());
+        this.set(queueDepth());
       },
     });
   }

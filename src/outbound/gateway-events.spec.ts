@@ -1,5 +1,6 @@
-import { TRANSITIONS } from '../transactions/transaction-state';
+import { minorToJson } from '../common/money';
 import type { Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
+import { TRANSITIONS } from '../transactions/transaction-state';
 import {
   GATEWAY_EVENT_TYPES,
   isGatewayEventType,
@@ -7,7 +8,6 @@ import {
   ledgerEventType,
   toTransactionEventData,
 } from './gateway-events';
-import { minorToJson } from '../common/money';
 
 describe('gateway events', () => {
   it('maps ledger moves to event types', () => {

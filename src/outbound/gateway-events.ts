@@ -4,8 +4,8 @@
  * `LedgerService` when a row moves to a status listed in `LEDGER_EVENT_TYPES`; card lifecycle
  * events are published by the cards module itself.
  */
-import type { Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
 import { minorToJson } from '../common/money';
+import type { Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
 
 /**
  * Announced when a row of any kind moves to `needs_review`: nothing the provider lets us learn

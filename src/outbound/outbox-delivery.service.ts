@@ -1,10 +1,10 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { Env } from '../config/env';
+import { MetricsService } from '../metrics/metrics.service';
 import { afterFailedAttempt } from './delivery-schedule';
 import { ClaimedMessage, OutboxRepository } from './outbox.repository';
 import { signStandardWebhook } from './standard-webhooks';
-import { MetricsService } from '../metrics/metrics.service';
 
 /** Counts of one delivery pass. */
 export interface DeliveryReport {
@@ -178,7 +178,7 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
 /** The first `max` characters of a response body (the rest is not read). */
 async function readStart(res: Response, max: number): Promise<string> {
   if (!res.body) return '';
-  const reader = res.body.getReader();
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
   const chunks: Buffer[] = [];
   let size = 0;
   try {

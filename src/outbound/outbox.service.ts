@@ -9,6 +9,9 @@ import {
 } from './gateway-events';
 import { OutboxRepository } from './outbox.repository';
 
+/** Who receives an event (SQL condition on `webhook_subscriptions s`); the ledger's move uses it inside its own statement. */
+export { subscribedTo } from './outbox.repository';
+
 /** The body delivered to subscribers (Standard Webhooks' recommended shape). */
 export interface GatewayEvent<T = unknown> {
   type: GatewayEventType;

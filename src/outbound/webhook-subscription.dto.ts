@@ -2,9 +2,9 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
+import { trim } from '../common/validation';
 import { GATEWAY_EVENT_TYPES } from './gateway-events';
 import { MAX_URL_LENGTH } from './subscription-url';
-import { trim } from '../common/validation';
 
 /** Body of POST /v1/webhook-subscriptions. */
 export class CreateWebhookSubscriptionDto {
@@ -78,7 +78,7 @@ export class WebhookSubscriptionPageDto extends PageMetaDto {
 export class ListWebhookSubscriptionsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ type: Boolean, default: false, description: 'Include deleted (disabled) subscriptions.' })
   @IsOptional()
-  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean()
   includeDisabled?: boolean;
 }

@@ -1,6 +1,6 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { IdempotencyService } from '../common/idempotency/idempotency.service';
 import { BeneficiariesModule } from '../beneficiaries/beneficiaries.module';
+import { IdempotencyService } from '../common/idempotency/idempotency.service';
 import { CustomersModule } from '../customers/customers.module';
 import { PayoutsController } from './payouts.controller';
 import { PayoutsService } from './payouts.service';

@@ -9,8 +9,8 @@ import {
   ProviderError,
   ValidationError,
 } from '../common/errors';
-import { currencyExponent, minorToNumber, parseRate } from '../common/money';
 import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
+import { currencyExponent, minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Env } from '../config/env';
 import { CustomersService } from '../customers/customers.service';

@@ -1,18 +1,18 @@
-import { createServer, Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ErrorCode, ProviderError } from '../common/errors';
 import { toProblem } from '../common/problem-details.filter';
 import { ProviderAmountMismatchError, differsByUnitFactor } from './answer-checks';
-import { ProviderClient, ProviderClientOptions, ProviderLogger } from './provider.client';
 import {
   AMOUNT_UNITS,
-  AmountUnit,
-  AmountUnitRow,
-  AmountUnitSettings,
+  type AmountUnit,
+  type AmountUnitRow,
+  type AmountUnitSettings,
   ProviderUnits,
   toWireAmount,
   unitOf,
 } from './provider-units';
+import { ProviderClient, type ProviderClientOptions, type ProviderLogger } from './provider.client';
 
 // A local HTTP server standing in for the provider: answers `data` per "METHOD /path", records bodies.
 class Fake {

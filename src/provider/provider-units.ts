@@ -8,7 +8,7 @@
  *
  * Sources quoted: provider-api.md (PA) and provider-webhooks.md (PW), by section.
  */
-import { minorToNumber, formatMajor, parseMinorUnits, Rounding, toMinorUnits } from '../common/money';
+import { minorToNumber, formatMajor, parseMinorUnits, type Rounding, toMinorUnits } from '../common/money';
 
 /** `major`: decimal units of the currency (dollars, naira); `minor`: integer minor units (cents, kobo). */
 export type AmountUnit = 'major' | 'minor';

@@ -1,7 +1,12 @@
-import { createServer, IncomingHttpHeaders, Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ErrorCode, ProviderError, ValidationError } from '../common/errors';
-import { ProviderCallOutcome, ProviderClient, ProviderClientOptions, ProviderLogger } from './provider.client';
+import {
+  type ProviderCallOutcome,
+  ProviderClient,
+  type ProviderClientOptions,
+  type ProviderLogger,
+} from './provider.client';
 
 // ---------------------------------------------------------------------------------------------
 // A real local HTTP server standing in for the provider, answering sample bodies built from the
@@ -354,7 +359,7 @@ async function failureOf(promise: Promise<unknown>): Promise<ProviderError> {
     await promise;
   } catch (error) {
     if (error instanceof ProviderError) return error;
-    throw new Error(`expected a ProviderError, got ${String(error)}`);
+    throw new Error(`expected a ProviderError, got ${String(error)}`, { cause: error });
   }
   throw new Error('expected the call to fail');
 }

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import axios, { AxiosError, AxiosInstance, AxiosRequestConfig, isAxiosError } from 'axios';
+import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, isAxiosError } from 'axios';
 import axiosRetry from 'axios-retry';
 import { ErrorCode, ProviderError } from '../common/errors';
 import { normaliseCurrency } from '../common/money';
 import type { ProviderCallOutcome } from '../metrics/metrics.service';
-import { answerMismatch, MoneyAmount, UNIT_HINT } from './answer-checks';
-import { AmountUnitSettings, DEFAULT_UNIT_SETTINGS, toWireAmount, unitOf } from './provider-units';
+import { answerMismatch, type MoneyAmount, UNIT_HINT } from './answer-checks';
+import { type AmountUnitSettings, DEFAULT_UNIT_SETTINGS, toWireAmount, unitOf } from './provider-units';
 import {
   CARD_CURRENCY,
   isObject,
@@ -221,7 +221,7 @@ export class ProviderClient {
           {
             method: config.method?.toUpperCase(),
             path: config.url,
-            requestId: config.headers?.['x-request-id'],
+            requestId: config.headers?.['x-request-id'] as unknown,
             attempt: count + 1,
             reason: error.response?.status ?? errorCode(error),
           },

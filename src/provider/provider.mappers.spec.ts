@@ -1,4 +1,5 @@
 import { ValidationError } from '../common/errors';
+import { ProviderUnits } from './provider-units';
 import {
   MalformedAnswerError,
   maskCardNumbers,
@@ -8,7 +9,6 @@ import {
   toPayout,
   toSwapQuote,
 } from './provider.mappers';
-import { ProviderUnits } from './provider-units';
 
 describe('stripCardSecrets', () => {
   it('removes cardNumber, cvv2, cvv and pan at any depth, in any case, without touching the input', () => {

@@ -6,9 +6,9 @@
  * A mapper that meets a missing or unreadable field throws `MalformedAnswerError`, which the
  * client turns into `provider_unavailable`.
  */
-import { normaliseCurrency, parseRate, Rounding } from '../common/money';
+import { normaliseCurrency, parseRate, type Rounding } from '../common/money';
 import { storableText } from '../common/storable-text';
-import { AmountUnit, fromWireAmount, unitOf } from './provider-units';
+import { type AmountUnit, fromWireAmount, unitOf } from './provider-units';
 import type {
   ProviderBeneficiary,
   ProviderCard,
@@ -69,7 +69,7 @@ const CARD_SECRET_KEYS = new Set(['cardnumber', 'cvv2', 'cvv', 'pan']);
  */
 export function stripCardSecrets<T>(value: T): T {
   if (typeof value === 'string') return storableText(value) as T;
-  if (Array.isArray(value)) return value.map((item) => stripCardSecrets(item)) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => stripCardSecrets(item)) as T;
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;
   const out: Data = {};
   for (const [key, item] of Object.entries(value as Data)) {

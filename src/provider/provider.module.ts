@@ -1,8 +1,8 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { MetricsService } from '../metrics/metrics.service';
-import { ProviderClient, ProviderLogger } from './provider.client';
 import { AmountUnit, ProviderUnits } from './provider-units';
+import { ProviderClient, ProviderLogger } from './provider.client';
 
 /** Adapts a Nest `Logger` (nestjs-pino underneath: object first, message second) to `ProviderLogger`. */
 export function nestProviderLogger(logger: Logger): ProviderLogger {

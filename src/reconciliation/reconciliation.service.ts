@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import type { Env } from '../config/env';
 import { CardTransactionsService } from '../cards/card-transactions.service';
+import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma, type Transaction, type TransactionKind, type TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';

@@ -2,8 +2,8 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
 import { CURRENCY_EXPONENTS } from '../common/money';
-import { SWAP_QUOTE_STATUSES } from './swap-quote-rules';
 import { upper } from '../common/validation';
+import { SWAP_QUOTE_STATUSES } from './swap-quote-rules';
 
 const CURRENCIES = Object.keys(CURRENCY_EXPONENTS);
 

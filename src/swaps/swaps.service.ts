@@ -13,8 +13,8 @@ import { PrismaService } from '../database/prisma.service';
 import type { Prisma, SwapQuote, Transaction, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
-import { CreateSwapDto, CreateSwapQuoteDto, SwapDto, SwapQuoteDto } from './swap.dto';
 import { effectiveQuoteStatus, quoteExecutionRefusal, quoteExpiresAt } from './swap-quote-rules';
+import { CreateSwapDto, CreateSwapQuoteDto, SwapDto, SwapQuoteDto } from './swap.dto';
 
 export function toSwapQuoteDto(row: SwapQuote, now: Date = new Date()): SwapQuoteDto {
   return {

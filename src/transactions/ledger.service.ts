@@ -11,9 +11,8 @@ import {
   type TransactionKind,
   type TransactionStatus,
 } from '../generated/prisma/client';
-import { subscribedTo } from '../outbound/outbox.repository';
+import { OutboxService, subscribedTo } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
-import { OutboxService } from '../outbound/outbox.service';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
@@ -222,7 +221,7 @@ export class LedgerService {
       SELECT * FROM upd`;
     if (rows.length === 0) return null;
     const { previousStatus: _previous, ...moved } = rows[0] as Transaction & { previousStatus: string };
-    return { outcome: 'applied', transaction: moved as Transaction };
+    return { outcome: 'applied', transaction: moved };
   }
 
   /**

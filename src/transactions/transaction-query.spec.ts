@@ -1,6 +1,6 @@
-import { stringify } from 'csv-stringify/sync';
 import { parse } from 'csv-parse/sync';
-import { exportStatement, listStatement, summaryStatement, TransactionRow } from './transaction-query';
+import { stringify } from 'csv-stringify/sync';
+import { exportStatement, listStatement, summaryStatement, type TransactionRow } from './transaction-query';
 import { CSV_COLUMNS, csvRecord, majorOrEmpty, neutraliseFormula } from './transactions-csv';
 
 describe('finance SQL', () => {

@@ -16,13 +16,13 @@ import {
   ValidationArguments,
   ValidationOptions,
 } from 'class-validator';
+import { lower, trim, upper } from '../common/validation';
 import {
   StatusChangeSource,
   TransactionDirection,
   TransactionKind,
   TransactionStatus,
 } from '../generated/prisma/enums';
-import { lower, trim, upper } from '../common/validation';
 
 /** Largest page of GET /v1/transactions (the finance issue: `limit` ≤ 200). */
 export const MAX_TRANSACTION_PAGE = 200;
@@ -219,7 +219,7 @@ export class GetTransactionQueryDto {
       '(source `reconciliation`).',
   })
   @IsOptional()
-  @Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean({ message: 'refresh must be true or false' })
   refresh?: boolean;
 }

@@ -3,8 +3,8 @@
  * here: the raw baseline of `npm run bench:finance` serves the same mapping.
  */
 import { minorToJson, parseRate, tryFormatMajor } from '../common/money';
-import type { StatusChangeDto, TransactionDetailDto, TransactionDto } from './transaction.dto';
 import type { TransactionRow } from './transaction-query';
+import type { StatusChangeDto, TransactionDetailDto, TransactionDto } from './transaction.dto';
 import type { TransactionWithHistoryRow } from './transactions.repository';
 
 /**

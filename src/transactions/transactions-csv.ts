@@ -3,7 +3,7 @@
  * (RFC 4180: comma, CRLF, fields with a comma, quote or line break quoted, quotes doubled).
  */
 import { Transform } from 'node:stream';
-import { stringify, Stringifier } from 'csv-stringify';
+import { stringify, type Stringifier } from 'csv-stringify';
 import { tryFormatMajor } from '../common/money';
 import type { TransactionRow } from './transaction-query';
 

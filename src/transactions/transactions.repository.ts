@@ -1,9 +1,10 @@
+import type { Readable } from 'node:stream';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Pool, PoolClient, types as pgTypes } from 'pg';
 import QueryStream from 'pg-query-stream';
-import type { Readable } from 'node:stream';
 import type { Env } from '../config/env';
+import type { StatusChangeSource, TransactionStatus } from '../generated/prisma/enums';
 import {
   exportStatement,
   GET_WITH_HISTORY,
@@ -14,7 +15,6 @@ import {
   TransactionFilter,
   TransactionRow,
 } from './transaction-query';
-import type { StatusChangeSource, TransactionStatus } from '../generated/prisma/enums';
 
 /** A row of GET_WITH_HISTORY: the transaction and its moves (timestamps as PostgreSQL renders them in JSON). */
 export interface TransactionWithHistoryRow extends TransactionRow {
@@ -41,7 +41,9 @@ export interface SummaryRow {
 const INT8_OID = 20;
 const TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID ? (value: string) => value : pgTypes.getTypeParser(oid, format)) as typeof pgTypes.getTypeParser,
+    oid === INT8_OID
+      ? (value: string) => value
+      : (pgTypes.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pgTypes.getTypeParser,
 };
 
 /** Pool options from DATABASE_URL; `?schema=NAME` becomes the search_path (as createPgAdapter does for Prisma). */

@@ -1,10 +1,12 @@
-import { Injectable } from '@nestjs/common';
 import { pipeline, Readable } from 'node:stream';
+import { Injectable } from '@nestjs/common';
 import { NotFoundError, ValidationError } from '../common/errors';
+import { tryFormatMajor } from '../common/money';
 import { decodeCursor, encodeCursor } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
 import { LedgerService } from './ledger.service';
+import type { SortOrder, TransactionFilter } from './transaction-query';
 import {
   DEFAULT_TRANSACTION_PAGE,
   ExportTransactionsQueryDto,
@@ -16,8 +18,6 @@ import {
   TransactionSummaryDto,
   TransactionSummaryQueryDto,
 } from './transaction.dto';
-import type { KeysetPosition, SortOrder, TransactionFilter } from './transaction-query';
-import { tryFormatMajor } from '../common/money';
 import { toTransactionDetailDto, toTransactionDto } from './transaction.mapper';
 import { coalesce, csvWriter, toCsvRecords } from './transactions-csv';
 import { TransactionsRepository } from './transactions.repository';

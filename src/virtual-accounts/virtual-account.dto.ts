@@ -2,8 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-import { VIRTUAL_ACCOUNT_BANKS } from './virtual-account-rules';
 import { lower, trim } from '../common/validation';
+import { VIRTUAL_ACCOUNT_BANKS } from './virtual-account-rules';
 
 /**
  * Body of POST /v1/virtual-accounts. `bvn` and `dateOfBirth` are sent to the provider and not

@@ -6,8 +6,8 @@ import { CustomersService } from '../customers/customers.service';
 import { PrismaService } from '../database/prisma.service';
 import type { VirtualAccount } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
-import { CreateVirtualAccountDto, ListVirtualAccountsQueryDto, VirtualAccountDto } from './virtual-account.dto';
 import { virtualAccountProblems } from './virtual-account-rules';
+import { CreateVirtualAccountDto, ListVirtualAccountsQueryDto, VirtualAccountDto } from './virtual-account.dto';
 
 export function toVirtualAccountDto(row: VirtualAccount): VirtualAccountDto {
   return {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Prisma, type WebhookEvent } from '../generated/prisma/client';
 import type { PrismaService } from '../database/prisma.service';
+import { Prisma, type WebhookEvent } from '../generated/prisma/client';
 
 /** One callback to store in the inbox (columns of `webhook_events` set on arrival). */
 export interface InboxInsert {

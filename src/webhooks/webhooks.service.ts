@@ -3,15 +3,15 @@ import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs
 import { ConfigService } from '@nestjs/config';
 import * as fastq from 'fastq';
 import { DomainError, ErrorCode } from '../common/errors';
+import { jsonTooDeep } from '../common/http-limits';
+import { storableJson, storableText, TooDeepError } from '../common/storable-text';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma, type TransactionKind, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
-import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { MetricsService } from '../metrics/metrics.service';
+import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { InboxWriter, WEBHOOK_EVENT_COLUMNS } from './inbox-writer';
-import { jsonTooDeep } from '../common/http-limits';
-import { storableJson, storableText, TooDeepError } from '../common/storable-text';
 import { isDataError } from './storable';
 import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
 
@@ -84,7 +84,9 @@ export function dedupeKey(event: ProviderEvent): string {
 }
 
 function keyPart(value: unknown): string {
-  return value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value ?? '');
+  if (value !== null && typeof value === 'object') return JSON.stringify(value);
+  // The rest of what parsed JSON holds: a string, a number, a boolean, or nothing (null, or no such field).
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
 }
 
 /**
@@ -149,7 +151,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     }
     return {
       event: candidate.event,
-      data: candidate.data as Record<string, unknown>,
+      data: candidate.data,
       ...(storable.replaced ? { sanitized: true } : {}),
     };
   }
@@ -170,7 +172,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   ): Promise<{ duplicate: boolean; outcome: WebhookOutcome | 'pending' }> {
     // Card events: card-number keys dropped, and anything shaped like a card number masked in free
     // text too (a merchant narrative could carry one); other events keep long numbers (accounts).
-    const keysStripped = stripCardSecrets(event.data) as Record<string, unknown>;
+    const keysStripped = stripCardSecrets(event.data);
     const data = event.event.startsWith('virtualcard.')
       ? (maskStrings(keysStripped) as Record<string, unknown>)
       : keysStripped;

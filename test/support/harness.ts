@@ -1,13 +1,13 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
-import { buildSimulator, SimulatorOptions } from '../../simulator/app';
+import { freePort } from '../../scripts/lib/embedded-db';
+import { buildSimulator, type SimulatorOptions } from '../../simulator/app';
 import { createApp } from '../../src/app';
 import { createApiClient } from '../../src/auth/api-clients.repository';
-import { Scope, SCOPES } from '../../src/auth/scopes';
+import { type Scope, SCOPES } from '../../src/auth/scopes';
 import { PrismaService } from '../../src/database/prisma.service';
-import { freePort } from '../../scripts/lib/embedded-db';
-import { createTestDatabase, TestDatabase } from './database';
+import { createTestDatabase, type TestDatabase } from './database';
 
 export const SIMULATOR_API_KEY = 'sk.test0123456789abcdef.e2e';
 export const WEBHOOK_SECRET = 'whsec-e2e-test';

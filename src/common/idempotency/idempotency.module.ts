@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
-import { IdempotencyInterceptor } from './idempotent.decorator';
 import { IdempotencyService } from './idempotency.service';
+import { IdempotencyInterceptor } from './idempotent.decorator';
 
 @Global()
 @Module({

@@ -30,13 +30,18 @@ export class FixedWindowThrottlerStorage implements ThrottlerStorage {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async increment(
+  increment(
     key: string,
     ttl: number,
     limit: number,
     blockDuration: number,
     throttlerName: string,
   ): Promise<ThrottleRecord> {
+    return Promise.resolve(this.count(key, ttl, limit, blockDuration, throttlerName));
+  }
+
+  /** The synchronous work of `increment` (a Map lookup and a few additions). */
+  private count(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): ThrottleRecord {
     const now = this.now();
     this.sweep(now, ttl);
     const id = `${throttlerName}:${key}`;
