@@ -327,7 +327,10 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     settled: number;
   }> {
     const limit = opts.limit ?? Number.POSITIVE_INFINITY;
-    const passStartedAt = new Date();
+    // Events processed from this instant on are this pass's own retries, skipped until the next pass.
+    // One millisecond ahead: processed_at has millisecond precision, and an event the previous pass
+    // recorded in the very millisecond this pass starts must still count as before it.
+    const passStartedAt = new Date(Date.now() + 1);
     const lowWater = Math.max(1, Math.floor(Math.min(RECOVERY_BATCH, this.queueLimit) / 2));
     let retried = 0;
     let settled = 0;
