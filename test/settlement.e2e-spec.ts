@@ -359,6 +359,14 @@ describe('settlement and manual resolution (e2e)', () => {
     await reconciliation.run({ now: pastDeadline() });
     expect((await row(res.body.transactionId)).status).toBe('needs_review');
     expect(await events(res.body.transactionId)).toEqual(['transaction.needs_review']);
+    // A person finds the top-up in the provider's records: the card's balance counts it, once.
+    const before = (await h.http().get(`/v1/cards/${card.id}`).set(auth)).body.balance as number;
+    const resolved = await resolve(res.body.transactionId, {
+      status: 'success',
+      evidence: 'Provider listing: 9.00 USD',
+    });
+    expect(resolved.body.status).toBe('success');
+    expect((await h.http().get(`/v1/cards/${card.id}`).set(auth)).body.balance).toBe(before + 900);
   });
 
   describe('Idempotency-Key leases', () => {

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { NotFoundError } from '../common/errors';
 import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import type {
@@ -48,12 +48,23 @@ export interface ProviderCardMovement {
  * a sync repeats it.
  */
 @Injectable()
-export class CardLedger {
+export class CardLedger implements OnModuleInit {
   constructor(
     private readonly prisma: PrismaService,
     private readonly ledger: LedgerService,
     private readonly cards: CardsRepository,
   ) {}
+
+  /**
+   * A card top-up or withdrawal resolved by hand (out of `needs_review`) changes the card's balance
+   * like any settlement: `success` counts it once (balanceEffect), `failed` changes nothing.
+   */
+  onModuleInit(): void {
+    this.ledger.registerManualMoveEffect(['card_topup', 'card_withdrawal'], async (tx, row, from) => {
+      if (row.cardId)
+        await this.cards.addToBalance(row.cardId, balanceEffect(row.direction, row.amount, from, row.status), tx);
+    });
+  }
 
   /**
    * Moves a card movement's ledger row to `to` (forward only, transaction-state.ts) and applies

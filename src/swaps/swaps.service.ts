@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import {
   ErrorCode,
   InvalidStateTransitionError,
@@ -84,12 +84,22 @@ function swapOutcome(providerStatus: string): TransactionStatus {
  * `provider_amount_mismatch`), so it can never be executed.
  */
 @Injectable()
-export class SwapsService {
+export class SwapsService implements OnModuleInit {
   constructor(
     private readonly prisma: PrismaService,
     private readonly ledger: LedgerService,
     private readonly provider: ProviderClient,
   ) {}
+
+  /** A swap resolved by hand (out of `needs_review`) takes its quote along: `executed` or `failed`. */
+  onModuleInit(): void {
+    this.ledger.registerManualMoveEffect(['swap'], async (tx, row) => {
+      await tx.swapQuote.updateMany({
+        where: { transactionId: row.id },
+        data: row.status === 'success' ? { status: 'executed', executedAt: new Date() } : { status: 'failed' },
+      });
+    });
+  }
 
   /**
    * Asks the provider for a quote to sell `amount` minor units of `sourceCurrency` for

@@ -24,6 +24,13 @@ export type TransactionPatch = Omit<Prisma.TransactionUncheckedUpdateInput, 'id'
 type Tx = Prisma.TransactionClient;
 
 /**
+ * What the module owning a kind of row does, in the same database transaction, when a person moves
+ * one of its rows out of `needs_review` (POST /v1/transactions/{id}/resolve): a card's balance, a
+ * swap's quote. `row` is the row after the move; `from` the status it left.
+ */
+export type ManualMoveEffect = (tx: Tx, row: Transaction, from: TransactionStatus) => Promise<void>;
+
+/**
  * The statuses `source` may move a row of `kind` to `to` from: the state table's, where only a
  * person (`manual`, POST /v1/transactions/{id}/resolve) moves a row out of `needs_review`, and a
  * manual move starts nowhere else. Callbacks, reconciliation and the API never leave `needs_review`.
@@ -59,11 +66,29 @@ const TRANSACTION_COLUMNS = Prisma.sql`t.id, t.kind, t.direction, t.status, t.am
  */
 @Injectable()
 export class LedgerService {
+  private readonly manualMoveEffects = new Map<TransactionKind, ManualMoveEffect>();
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly outbox: OutboxService,
     private readonly config: ConfigService<Env, true>,
   ) {}
+
+  /**
+   * Registers what the module owning `kinds` does when a person resolves one of its rows.
+   * @throws Error when a kind already has an effect (two owners would be a bug).
+   */
+  registerManualMoveEffect(kinds: TransactionKind[], effect: ManualMoveEffect): void {
+    for (const kind of kinds) {
+      if (this.manualMoveEffects.has(kind)) throw new Error(`manual move effect for ${kind} already registered`);
+      this.manualMoveEffects.set(kind, effect);
+    }
+  }
+
+  /** Runs the owning module's effect (if any) of a manual move of `row` from `from`, inside `tx`. */
+  async applyManualMoveEffect(tx: Tx, row: Transaction, from: TransactionStatus): Promise<void> {
+    await this.manualMoveEffects.get(row.kind)?.(tx, row, from);
+  }
 
   /**
    * When a row left without the provider's answer is settled at the latest: its creation +

@@ -112,8 +112,10 @@ export class TransactionsService {
   /**
    * Resolves a `needs_review` row by hand → `success` or `failed`, source `manual`, with `actorId`
    * (the API client) on the history entry and `evidence` in its payload; a `failed` row gets the
-   * reason `resolved_failed`. A swap's quote follows in the same database transaction (`executed` or
-   * `failed`). Nothing is sent to the provider: the decision records what the provider shows.
+   * reason `resolved_failed`. The owning module follows in the same database transaction
+   * (LedgerService.registerManualMoveEffect): a swap's quote becomes `executed` or `failed`, a card
+   * movement resolved `success` changes the card's balance. Nothing is sent to the provider: the
+   * decision records what the provider shows.
    * @throws NotFoundError (404); InvalidStateTransitionError (409) unless the row is `needs_review`.
    */
   async resolve(id: string, input: ResolveTransactionDto, actorId: string): Promise<TransactionDetailDto> {
@@ -125,12 +127,8 @@ export class TransactionsService {
         payload: { evidence: input.evidence },
         patch: input.status === 'failed' ? { failureReason: 'resolved_failed' } : undefined,
       });
-      if (transaction.kind === 'swap') {
-        await tx.swapQuote.updateMany({
-          where: { transactionId: id },
-          data: input.status === 'success' ? { status: 'executed', executedAt: new Date() } : { status: 'failed' },
-        });
-      }
+      // The owning module follows (a swap's quote, a card's balance), in this database transaction.
+      await this.ledger.applyManualMoveEffect(tx, transaction, 'needs_review');
     });
     return this.get(id);
   }
