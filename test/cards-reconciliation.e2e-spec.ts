@@ -70,6 +70,24 @@ describe('card movements settled by reconciliation (e2e)', () => {
     cardId = card.id;
   });
 
+  it('reports a card whose stored balance drifted from its ledger, and corrects nothing itself', async () => {
+    const reconciliation = h.app.get(ReconciliationService);
+    const gauge = async () => {
+      const text = (await h.http().get('/metrics')).text;
+      return /^card_balance_drift_cards (\d+)$/m.exec(text)?.[1];
+    };
+    // The card of the test above: 5000 funding + 700 top-up, all settled through the ledger.
+    expect((await reconciliation.run({ olderThanMs: 0 })).cardBalanceDrift).toBe(0);
+    expect(await gauge()).toBe('0');
+    // A move that bypasses the ledger (a bug, a hand edit).
+    await h.db.query('UPDATE cards SET balance = balance + 100 WHERE id = $1', [cardId]);
+    expect((await reconciliation.run({ olderThanMs: 0 })).cardBalanceDrift).toBe(1);
+    expect(await gauge()).toBe('1');
+    expect((await h.http().get(`/v1/cards/${cardId}`).set(auth)).body.balance).toBe(5800);
+    await h.db.query('UPDATE cards SET balance = balance - 100 WHERE id = $1', [cardId]);
+    expect((await reconciliation.run({ olderThanMs: 0 })).cardBalanceDrift).toBe(0);
+  });
+
   it('GET /v1/transactions/{id}?refresh=true settles a card movement from the card listing, never the lookup', async () => {
     const kit = cardKit(h, () => auth);
     await h.sim.setFault('topUpCard', { latencyMs: 1500, times: 1 });

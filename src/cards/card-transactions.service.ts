@@ -82,6 +82,15 @@ export class CardTransactionsService {
   ) {}
 
   /**
+   * Cards whose stored balance has drifted from their ledger (CardsRepository.balanceDrift): each
+   * should be none. The stored balance is kept in the same database transaction as every card
+   * movement's settlement, so a drift means a move that bypassed it (a bug or a hand edit).
+   */
+  balanceDrift(limit?: number): Promise<Array<{ cardId: string; balance: bigint; ledger: bigint }>> {
+    return this.cards.balanceDrift(limit);
+  }
+
+  /**
    * Tops a card up by `amount` USD minor units (300–250000, i.e. 3.00–2,500.00 USD).
    * @throws ValidationError (400) outside the bounds, nothing stored; NotFoundError (404);
    * ConflictError (409) the card is not `active` (frozen, terminated, not created yet) or a

@@ -174,6 +174,25 @@ export class CardsRepository {
     return moved.count === 1 ? this.prisma.cardHolder.findUniqueOrThrow({ where: { id: holder.id } }) : null;
   }
 
+  /**
+   * Cards whose stored `balance` differs from what their ledger rows say: the sum of their `success`
+   * movements, + for a credit and − for a debit, in minor units (a reversed movement counted and
+   * given back nets to nothing: card-rules.ts balanceEffect). At most `limit` cards, largest gap first.
+   */
+  async balanceDrift(limit = 100): Promise<Array<{ cardId: string; balance: bigint; ledger: bigint }>> {
+    return this.prisma.$queryRaw`
+      SELECT c.id AS "cardId", c.balance, COALESCE(m.ledger, 0)::bigint AS ledger
+      FROM cards c
+      LEFT JOIN (
+        SELECT card_id, SUM(CASE WHEN direction = 'credit' THEN amount ELSE -amount END) AS ledger
+        FROM transactions
+        WHERE card_id IS NOT NULL AND status = 'success'
+        GROUP BY card_id) m ON m.card_id = c.id
+      WHERE c.balance <> COALESCE(m.ledger, 0)
+      ORDER BY abs(c.balance - COALESCE(m.ledger, 0)) DESC
+      LIMIT ${limit}`;
+  }
+
   /** Adds `delta` minor units (signed) to the card's balance. */
   async addToBalance(id: string, delta: bigint, tx: Tx): Promise<void> {
     if (delta === 0n) return;

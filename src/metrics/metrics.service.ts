@@ -63,6 +63,12 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly cardBalanceDrift = new Gauge({
+    name: 'card_balance_drift_cards',
+    help: 'Cards whose stored balance differs from the sum of their successful ledger movements, at the last reconciliation pass.',
+    registers: [this.registry],
+  });
+
   /** Set by the webhooks module: how many stored callbacks wait in this instance's apply queue. */
   webhookQueueDepth: () => number = () => 0;
 

@@ -4,6 +4,7 @@ import { CardTransactionsService } from '../cards/card-transactions.service';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma, type Transaction, type TransactionKind, type TransactionStatus } from '../generated/prisma/client';
+import { MetricsService } from '../metrics/metrics.service';
 import { ProviderClient } from '../provider';
 import { LedgerService, type TransitionOutcome } from '../transactions/ledger.service';
 import { FINAL_STATUSES } from '../transactions/transaction-state';
@@ -59,6 +60,8 @@ export interface ReconciliationReport {
   cardMoved: number;
   /** Rows without a provider id settled past SETTLEMENT_DEADLINE (failed, paid, or needs_review). */
   settled: number;
+  /** Cards whose stored balance differs from their ledger (should be 0; also the `card_balance_drift_cards` gauge). */
+  cardBalanceDrift: number;
 }
 
 /**
@@ -85,6 +88,7 @@ export class ReconciliationService {
     private readonly webhooks: WebhooksService,
     private readonly cardTransactions: CardTransactionsService,
     private readonly config: ConfigService<Env, true>,
+    private readonly metrics: MetricsService,
   ) {}
 
   /** Rows created before this instant are past SETTLEMENT_DEADLINE at `now`. */
@@ -106,6 +110,7 @@ export class ReconciliationService {
       cardsSynced: 0,
       cardMoved: 0,
       settled: 0,
+      cardBalanceDrift: 0,
     };
     const now = opts.now ?? new Date();
     const before = new Date(now.getTime() - (opts.olderThanMs ?? 5 * 60_000));
@@ -135,7 +140,30 @@ export class ReconciliationService {
     const inbox = await this.webhooks.retryDue({ limit: opts.limit, now });
     report.inboxRetried = inbox.retried;
     report.inboxMatched = inbox.settled;
+    await this.checkCardBalances(report);
     return report;
+  }
+
+  /**
+   * The card balance check: every card's stored balance against the sum of its successful ledger
+   * movements. A drift is reported (gauge `card_balance_drift_cards`, a warning per card with both
+   * values), never corrected silently: which side is right is for a person to find out.
+   */
+  private async checkCardBalances(report: ReconciliationReport): Promise<void> {
+    try {
+      const drifted = await this.cardTransactions.balanceDrift();
+      report.cardBalanceDrift = drifted.length;
+      this.metrics.cardBalanceDrift.set(drifted.length);
+      for (const card of drifted) {
+        this.logger.warn(
+          { cardId: card.cardId, balance: card.balance.toString(), ledger: card.ledger.toString() },
+          'card balance differs from its ledger',
+        );
+      }
+    } catch (error) {
+      report.errors += 1;
+      this.logger.warn({ error: (error as Error).message }, 'card balance check failed');
+    }
   }
 
   /**
