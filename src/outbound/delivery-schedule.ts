@@ -4,6 +4,7 @@
  * not all come back at the same instant. After OUTBOX_MAX_ATTEMPTS attempts a message is
  * `failed`: kept with its last error, visible in GET .../messages, retried only on request.
  */
+import { type BackoffSchedule, backoffDelayMs } from '../common/backoff';
 
 /** Delay after attempt 1, 2, 3, ...: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, then 8 h each. */
 export const RETRY_SCHEDULE_MS: readonly number[] = Object.freeze([
@@ -21,14 +22,15 @@ export const RETRY_SCHEDULE_MS: readonly number[] = Object.freeze([
 /** Fraction by which a delay may be shortened or lengthened at random. */
 export const RETRY_JITTER = 0.2;
 
+/** The outbox's schedule for the one backoff rule (src/common/backoff.ts). */
+const OUTBOX_BACKOFF: BackoffSchedule = { stepsMs: RETRY_SCHEDULE_MS, jitter: RETRY_JITTER };
+
 /**
  * Milliseconds to wait before the next attempt, after `attempts` attempts (≥ 1) have failed.
  * `random` returns [0, 1) (Math.random by default; fixed in tests).
  */
 export function retryDelayMs(attempts: number, random: () => number = Math.random): number {
-  const step = Math.min(Math.max(1, Math.floor(attempts)), RETRY_SCHEDULE_MS.length) - 1;
-  const base = RETRY_SCHEDULE_MS[step];
-  return Math.round(base * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random()));
+  return backoffDelayMs(OUTBOX_BACKOFF, attempts, random);
 }
 
 /** What happens to a message after a failed attempt number `attempts`. */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import * as fastq from 'fastq';
+import { type BackoffSchedule, backoffDelayMs } from '../common/backoff';
 import { DomainError, ErrorCode } from '../common/errors';
 import { jsonTooDeep } from '../common/http-limits';
 import { storableJson, storableText, TooDeepError } from '../common/storable-text';
@@ -63,13 +64,18 @@ const INBOX_LEASE_MS = 5 * 60_000;
 /** Inbox events a recovery pass leases at once (no more than the apply queue has room for). */
 export const RECOVERY_BATCH = 500;
 
+/** The inbox's schedule for the one backoff rule (src/common/backoff.ts): 30 s doubling, capped at 1 h, ±20 %. */
+const INBOX_BACKOFF: BackoffSchedule = {
+  stepsMs: [30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000, 3_600_000],
+  jitter: 0.2,
+};
+
 /**
  * Backoff before retry `attempts` + 1: 30 s doubling per attempt, capped at 1 h, with ±20 % jitter
  * so that many events failing together do not retry together.
  */
 export function retryDelayMs(attempts: number, random = Math.random): number {
-  const base = Math.min(30_000 * 2 ** Math.max(0, attempts - 1), 3_600_000);
-  return Math.round(base * (0.8 + 0.4 * random()));
+  return backoffDelayMs(INBOX_BACKOFF, attempts, random);
 }
 
 /**
