@@ -28,28 +28,36 @@ export enum ErrorCode {
   InternalError = 'internal_error',
 }
 
-/** HTTP status for each code: the one table the exception filter reads. */
-export const HTTP_STATUS_BY_CODE: Record<ErrorCode, number> = {
-  [ErrorCode.ValidationFailed]: 400,
-  [ErrorCode.IdempotencyKeyMissing]: 400,
-  [ErrorCode.Unauthorized]: 401,
-  [ErrorCode.Forbidden]: 403,
-  [ErrorCode.NotFound]: 404,
-  [ErrorCode.Conflict]: 409,
-  [ErrorCode.IdempotencyKeyReused]: 409,
-  [ErrorCode.RequestInProgress]: 409,
-  [ErrorCode.InvalidStateTransition]: 409,
-  [ErrorCode.PayloadTooLarge]: 413,
-  [ErrorCode.UriTooLong]: 414,
-  [ErrorCode.HeadersTooLarge]: 431,
-  [ErrorCode.QuoteExpired]: 422,
-  [ErrorCode.ProviderRejected]: 422,
-  [ErrorCode.RateLimited]: 429,
-  [ErrorCode.InternalError]: 500,
-  [ErrorCode.ProviderUnavailable]: 502,
-  [ErrorCode.ProviderTimeout]: 504,
-  [ErrorCode.ProviderAmountMismatch]: 502,
+/**
+ * Each code's HTTP status and problem title: the one table the exception filter reads (a new code
+ * does not compile without its row).
+ */
+export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> = {
+  [ErrorCode.ValidationFailed]: { status: 400, title: 'Validation failed' },
+  [ErrorCode.IdempotencyKeyMissing]: { status: 400, title: 'Idempotency-Key header required' },
+  [ErrorCode.Unauthorized]: { status: 401, title: 'Unauthorized' },
+  [ErrorCode.Forbidden]: { status: 403, title: 'Forbidden' },
+  [ErrorCode.NotFound]: { status: 404, title: 'Not found' },
+  [ErrorCode.Conflict]: { status: 409, title: 'Conflict' },
+  [ErrorCode.IdempotencyKeyReused]: { status: 409, title: 'Idempotency key reused with another request' },
+  [ErrorCode.RequestInProgress]: { status: 409, title: 'Request with this idempotency key in progress' },
+  [ErrorCode.InvalidStateTransition]: { status: 409, title: 'Invalid state transition' },
+  [ErrorCode.PayloadTooLarge]: { status: 413, title: 'Payload too large' },
+  [ErrorCode.UriTooLong]: { status: 414, title: 'URI too long' },
+  [ErrorCode.HeadersTooLarge]: { status: 431, title: 'Request header fields too large' },
+  [ErrorCode.QuoteExpired]: { status: 422, title: 'Quote expired' },
+  [ErrorCode.ProviderRejected]: { status: 422, title: 'Provider rejected the request' },
+  [ErrorCode.RateLimited]: { status: 429, title: 'Too many requests' },
+  [ErrorCode.InternalError]: { status: 500, title: 'Internal server error' },
+  [ErrorCode.ProviderUnavailable]: { status: 502, title: 'Provider unavailable' },
+  [ErrorCode.ProviderTimeout]: { status: 504, title: 'Provider timeout' },
+  [ErrorCode.ProviderAmountMismatch]: { status: 502, title: 'Provider answered another amount than was asked' },
 };
+
+/** HTTP status for each code (from ERROR_CODES). */
+export const HTTP_STATUS_BY_CODE = Object.fromEntries(
+  Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status]),
+) as Record<ErrorCode, number>;
 
 /** One failing input field, as listed in a `validation_failed` problem's `errors` array. */
 export interface FieldError {

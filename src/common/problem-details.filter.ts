@@ -1,29 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from './errors';
-
-/** Titles shown in problem+json bodies, one per code. */
-const TITLES: Record<ErrorCode, string> = {
-  [ErrorCode.ValidationFailed]: 'Validation failed',
-  [ErrorCode.Unauthorized]: 'Unauthorized',
-  [ErrorCode.Forbidden]: 'Forbidden',
-  [ErrorCode.NotFound]: 'Not found',
-  [ErrorCode.Conflict]: 'Conflict',
-  [ErrorCode.IdempotencyKeyMissing]: 'Idempotency-Key header required',
-  [ErrorCode.IdempotencyKeyReused]: 'Idempotency key reused with another request',
-  [ErrorCode.RequestInProgress]: 'Request with this idempotency key in progress',
-  [ErrorCode.InvalidStateTransition]: 'Invalid state transition',
-  [ErrorCode.QuoteExpired]: 'Quote expired',
-  [ErrorCode.PayloadTooLarge]: 'Payload too large',
-  [ErrorCode.UriTooLong]: 'URI too long',
-  [ErrorCode.HeadersTooLarge]: 'Request header fields too large',
-  [ErrorCode.RateLimited]: 'Too many requests',
-  [ErrorCode.ProviderRejected]: 'Provider rejected the request',
-  [ErrorCode.ProviderUnavailable]: 'Provider unavailable',
-  [ErrorCode.ProviderTimeout]: 'Provider timeout',
-  [ErrorCode.ProviderAmountMismatch]: 'Provider answered another amount than was asked',
-  [ErrorCode.InternalError]: 'Internal server error',
-};
+import { DomainError, ERROR_CODES, ErrorCode, HTTP_STATUS_BY_CODE } from './errors';
 
 /** An RFC 9457 problem body with the gateway's stable `code`. */
 export interface ProblemDetails {
@@ -65,7 +42,7 @@ export function toProblem(error: unknown, instance?: string, requestId?: string)
   } else if (error instanceof HttpException || isFastifyError(error)) {
     status = error instanceof HttpException ? error.getStatus() : error.statusCode;
     code = CODE_BY_HTTP_STATUS[status] ?? (status >= 500 ? ErrorCode.InternalError : ErrorCode.ValidationFailed);
-    detail = status >= 500 ? TITLES[ErrorCode.InternalError] : httpMessage(error);
+    detail = status >= 500 ? ERROR_CODES[ErrorCode.InternalError].title : httpMessage(error);
   } else {
     code = ErrorCode.InternalError;
     status = HTTP_STATUS_BY_CODE[code];
@@ -73,7 +50,7 @@ export function toProblem(error: unknown, instance?: string, requestId?: string)
   }
   return {
     type: `urn:wallet-gateway:problem:${code}`,
-    title: TITLES[code],
+    title: ERROR_CODES[code].title,
     status,
     detail,
     code,
