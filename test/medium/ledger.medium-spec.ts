@@ -113,6 +113,34 @@ describe('LedgerService on a real database', () => {
     expect(await history(undone.id)).toEqual([]);
   });
 
+  it('stores the move payload in the history entry as JSON on both paths', async () => {
+    const one = await row('created');
+    const general = await row('created');
+    const payload = { event: 'payout.updated', amount: 10_000, nested: { ok: true } };
+    await ledger.transition(one.id, 'initiated', 'webhook', { payload });
+    await ledger.transition(general.id, 'initiated', 'webhook', { payload, patch: { providerId: `p-${general.id}` } });
+    const stored = await world.db.query<{ transaction_id: string; payload: unknown }>(
+      `SELECT transaction_id, payload FROM transaction_status_changes WHERE transaction_id = ANY($1::uuid[])`,
+      [[one.id, general.id]],
+    );
+    expect(stored).toHaveLength(2);
+    for (const entry of stored) expect(entry.payload).toEqual(payload);
+  });
+
+  it('of concurrent moves of one row to different final statuses exactly one applies, with one history entry', async () => {
+    const t = await row('processing', 'collection');
+    const results = await Promise.all([
+      ledger.transition(t.id, 'success', 'webhook'),
+      ledger.transition(t.id, 'failed', 'reconciliation'),
+      ledger.transition(t.id, 'success', 'webhook', { patch: { providerId: `p-${t.id}` } }),
+      ledger.transition(t.id, 'expired', 'reconciliation', { patch: { failureReason: 'late' } }),
+    ]);
+    expect(results.filter((r) => r.outcome === 'applied')).toHaveLength(1);
+    const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
+    expect(await history(t.id)).toHaveLength(1);
+    expect((await history(t.id))[0]).toMatchObject({ from: 'processing', to: stored.status });
+  });
+
   it('a duplicate move is unchanged and writes no history; a duplicate with a patch updates the patch only', async () => {
     const t = await row('initiated');
     expect((await ledger.transition(t.id, 'initiated', 'webhook')).outcome).toBe('unchanged');
