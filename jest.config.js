@@ -46,7 +46,7 @@ module.exports = {
   rootDir: __dirname,
   transform: { '^.+\\.(t|m?j)s$': swc },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages().join('|')})/)`],
-  testRegex: '(src|test|simulator)/.*\\.(test|spec|e2e-spec)\\.ts$',
+  testRegex: '(src|test|simulator)/.*\\.(test|spec|e2e-spec|medium-spec)\\.ts$',
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   // Two cores: one worker per core; e2e files each boot an app, a simulator and a database.

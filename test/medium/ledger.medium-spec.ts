@@ -1,0 +1,310 @@
+import { randomUUID } from 'node:crypto';
+import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../../src/common/errors';
+import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
+import { OutboxRepository } from '../../src/outbound/outbox.repository';
+import { OutboxService } from '../../src/outbound/outbox.service';
+import { ProviderAmountMismatchError } from '../../src/provider/answer-checks';
+import { LedgerService } from '../../src/transactions/ledger.service';
+import { mediumWorld, type MediumWorld } from '../support/medium';
+
+describe('LedgerService on a real database', () => {
+  let world: MediumWorld;
+  let ledger: LedgerService;
+
+  beforeAll(async () => {
+    world = await mediumWorld([LedgerService, OutboxService, OutboxRepository], { SETTLEMENT_DEADLINE: 30 });
+    ledger = world.moduleRef.get(LedgerService);
+  });
+  afterAll(() => world.close());
+
+  async function row(status: TransactionStatus = 'created', kind: TransactionKind = 'payout') {
+    return world.prisma.transaction.create({
+      data: {
+        kind,
+        direction: kind === 'collection' ? 'credit' : 'debit',
+        status,
+        amount: 10_000n,
+        currency: 'NGN',
+        reference: `ref-${randomUUID()}`,
+      },
+    });
+  }
+
+  async function history(id: string) {
+    return world.db.query<{ from: string | null; to: string; source: string; actor_id: string | null }>(
+      `SELECT "from", "to", source::text, actor_id FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY at, id`,
+      [id],
+    );
+  }
+
+  async function outboxFor(id: string) {
+    return world.db.query<{ event_type: string }>(
+      `SELECT event_type FROM outbox_messages WHERE payload->'data'->>'id' = $1`,
+      [id],
+    );
+  }
+
+  async function subscribe(eventTypes: string[]) {
+    const [client] = await world.db.query<{ id: string }>(
+      `INSERT INTO api_clients (id, name, key_hash, key_prefix, scopes) VALUES (gen_random_uuid(), 'c', $1, 'wg_', '{}') RETURNING id`,
+      [randomUUID()],
+    );
+    const [sub] = await world.db.query<{ id: string }>(
+      `INSERT INTO webhook_subscriptions (id, client_id, url, secret, event_types, updated_at)
+       VALUES (gen_random_uuid(), $1, 'https://example.test/hook', 'whsec_x', $2, now()) RETURNING id`,
+      [client.id, eventTypes],
+    );
+    return sub.id;
+  }
+
+  it('record writes the row in created with a first history entry (from null)', async () => {
+    const recorded = await ledger.record(
+      { kind: 'payout', direction: 'debit', amount: 500n, currency: 'NGN', reference: `ref-${randomUUID()}` },
+      'api',
+    );
+    expect(recorded.status).toBe('created');
+    expect(await history(recorded.id)).toEqual([{ from: null, to: 'created', source: 'api', actor_id: null }]);
+  });
+
+  it('applies an allowed move in one statement, writing history with from/to/source/actorId', async () => {
+    const t = await row('created');
+    const actor = randomUUID();
+    const result = await ledger.transition(t.id, 'initiated', 'webhook', { actorId: actor });
+    expect(result.outcome).toBe('applied');
+    expect(result.transaction.status).toBe('initiated');
+    expect(result.transaction.completedAt).toBeNull();
+    expect(await history(t.id)).toEqual([{ from: 'created', to: 'initiated', source: 'webhook', actor_id: actor }]);
+    const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
+    expect(stored.status).toBe('initiated');
+  });
+
+  it('applies a move to a final status with a failureReason in one statement and sets completedAt', async () => {
+    const t = await row('initiated');
+    const result = await ledger.transition(t.id, 'failed', 'webhook', { patch: { failureReason: 'declined' } });
+    expect(result.outcome).toBe('applied');
+    const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
+    expect(stored).toMatchObject({ status: 'failed', failureReason: 'declined' });
+    expect(stored.completedAt).toBeInstanceOf(Date);
+  });
+
+  it('applies through the general path with a patch beyond failureReason', async () => {
+    const t = await row('created');
+    const result = await ledger.transition(t.id, 'initiated', 'api', { patch: { providerId: `prov-${t.id}` } });
+    expect(result.outcome).toBe('applied');
+    const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
+    expect(stored).toMatchObject({ status: 'initiated', providerId: `prov-${t.id}` });
+    expect(await history(t.id)).toEqual([{ from: 'created', to: 'initiated', source: 'api', actor_id: null }]);
+  });
+
+  it('applies inside an outer transaction, and nothing stays when that transaction rolls back', async () => {
+    const kept = await row('created');
+    await world.prisma.$transaction((tx) => ledger.transition(kept.id, 'initiated', 'api', { tx }));
+    expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: kept.id } })).status).toBe('initiated');
+
+    const undone = await row('created');
+    await expect(
+      world.prisma.$transaction(async (tx) => {
+        const r = await ledger.transition(undone.id, 'initiated', 'api', { tx });
+        expect(r.outcome).toBe('applied');
+        throw new Error('caller failed after the move');
+      }),
+    ).rejects.toThrow('caller failed after the move');
+    expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: undone.id } })).status).toBe('created');
+    expect(await history(undone.id)).toEqual([]);
+  });
+
+  it('stores the move payload in the history entry as JSON on both paths', async () => {
+    const one = await row('created');
+    const general = await row('created');
+    const payload = { event: 'payout.updated', amount: 10_000, nested: { ok: true } };
+    await ledger.transition(one.id, 'initiated', 'webhook', { payload });
+    await ledger.transition(general.id, 'initiated', 'webhook', { payload, patch: { providerId: `p-${general.id}` } });
+    const stored = await world.db.query<{ transaction_id: string; payload: unknown }>(
+      `SELECT transaction_id, payload FROM transaction_status_changes WHERE transaction_id = ANY($1::uuid[])`,
+      [[one.id, general.id]],
+    );
+    expect(stored).toHaveLength(2);
+    for (const entry of stored) expect(entry.payload).toEqual(payload);
+  });
+
+  it('of concurrent moves of one row to different final statuses exactly one applies, with one history entry', async () => {
+    const t = await row('processing', 'collection');
+    const results = await Promise.all([
+      ledger.transition(t.id, 'success', 'webhook'),
+      ledger.transition(t.id, 'failed', 'reconciliation'),
+      ledger.transition(t.id, 'success', 'webhook', { patch: { providerId: `p-${t.id}` } }),
+      ledger.transition(t.id, 'expired', 'reconciliation', { patch: { failureReason: 'late' } }),
+    ]);
+    expect(results.filter((r) => r.outcome === 'applied')).toHaveLength(1);
+    const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
+    expect(await history(t.id)).toHaveLength(1);
+    expect((await history(t.id))[0]).toMatchObject({ from: 'processing', to: stored.status });
+  });
+
+  it('a duplicate move is unchanged and writes no history; a duplicate with a patch updates the patch only', async () => {
+    const t = await row('initiated');
+    expect((await ledger.transition(t.id, 'initiated', 'webhook')).outcome).toBe('unchanged');
+    const patched = await ledger.transition(t.id, 'initiated', 'webhook', { patch: { failureReason: 'note' } });
+    expect(patched.outcome).toBe('unchanged');
+    expect(patched.transaction.failureReason).toBe('note');
+    expect(await history(t.id)).toEqual([]);
+  });
+
+  it('refuses a move the state table does not allow, changing nothing', async () => {
+    const t = await row('success');
+    const result = await ledger.transition(t.id, 'pending', 'webhook');
+    expect(result.outcome).toBe('refused');
+    expect(result.transaction.status).toBe('success');
+    expect(await history(t.id)).toEqual([]);
+  });
+
+  it('a strict refused move throws InvalidStateTransitionError (409)', async () => {
+    const t = await row('success');
+    const error = await ledger.transition(t.id, 'pending', 'api', { strict: true }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidStateTransitionError);
+    expect((error as InvalidStateTransitionError).status).toBe(409);
+  });
+
+  it('an unknown id is NotFound', async () => {
+    await expect(ledger.transition(randomUUID(), 'initiated', 'webhook')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(ledger.get(randomUUID())).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('only a manual move leaves needs_review, and a manual move leaves nothing else', async () => {
+    const held = await row('needs_review');
+    expect((await ledger.transition(held.id, 'success', 'webhook')).outcome).toBe('refused');
+    expect((await ledger.transition(held.id, 'success', 'reconciliation')).outcome).toBe('refused');
+    const actor = randomUUID();
+    const moved = await ledger.transition(held.id, 'success', 'manual', { actorId: actor });
+    expect(moved.outcome).toBe('applied');
+    expect(await history(held.id)).toEqual([
+      { from: 'needs_review', to: 'success', source: 'manual', actor_id: actor },
+    ]);
+
+    const other = await row('initiated');
+    expect((await ledger.transition(other.id, 'success', 'manual')).outcome).toBe('refused');
+    await expect(ledger.transition(other.id, 'success', 'manual', { strict: true })).rejects.toBeInstanceOf(
+      InvalidStateTransitionError,
+    );
+  });
+
+  it('writes outbox messages for a subscribed event type in the same transaction, on both paths', async () => {
+    const oneStatement = await row('initiated');
+    const general = await row('initiated');
+    const rolledBack = await row('initiated');
+    const unsubscribed = await row('initiated', 'collection');
+    await subscribe(['payout.succeeded']);
+
+    await ledger.transition(oneStatement.id, 'success', 'webhook');
+    await ledger.transition(general.id, 'success', 'webhook', { patch: { providerId: `p-${general.id}` } });
+    await world.prisma
+      .$transaction(async (tx) => {
+        await ledger.transition(rolledBack.id, 'success', 'webhook', { tx });
+        throw new Error('rollback');
+      })
+      .catch(() => undefined);
+    await ledger.transition(unsubscribed.id, 'processing', 'webhook');
+    await ledger.transition(unsubscribed.id, 'success', 'webhook');
+
+    expect(await outboxFor(oneStatement.id)).toEqual([{ event_type: 'payout.succeeded' }]);
+    expect(await outboxFor(general.id)).toEqual([{ event_type: 'payout.succeeded' }]);
+    expect(await outboxFor(rolledBack.id)).toEqual([]);
+    // collection.paid is not subscribed to: nothing written.
+    expect(await outboxFor(unsubscribed.id)).toEqual([]);
+  });
+
+  describe('recordProviderFailure', () => {
+    it('a provider refusal → failed, with no extensions added', async () => {
+      const t = await row('created');
+      const error = new ProviderError(ErrorCode.ProviderRejected, 'no', 'createPayout', 400);
+      expect(await ledger.recordProviderFailure(t.id, error)).toBe('failed');
+      expect(await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } })).toMatchObject({
+        status: 'failed',
+        failureReason: 'no',
+      });
+      expect(error.extensions).toEqual({ operation: 'createPayout' });
+    });
+
+    it('a timeout → unknown, naming the row, its status and settlesBy (creation + SETTLEMENT_DEADLINE)', async () => {
+      const t = await row('created');
+      const error = new ProviderError(ErrorCode.ProviderTimeout, 'slow', 'createPayout');
+      expect(await ledger.recordProviderFailure(t.id, error)).toBe('unknown');
+      expect(error.extensions).toEqual({
+        operation: 'createPayout',
+        transactionId: t.id,
+        transactionStatus: 'unknown',
+        settlesBy: new Date(t.createdAt.getTime() + 30 * 60_000).toISOString(),
+      });
+    });
+
+    it('an amount mismatch → needs_review with the provider id and answer kept', async () => {
+      const t = await row('created');
+      const error = new ProviderAmountMismatchError(
+        'createPayout',
+        { amountMinor: 10_000n, currency: 'NGN' },
+        { amountMinor: 1_000_000n, currency: 'NGN' },
+        `prov-${t.id}`,
+        { amount: 1_000_000 },
+      );
+      expect(await ledger.recordProviderFailure(t.id, error)).toBe('needs_review');
+      expect(await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } })).toMatchObject({
+        status: 'needs_review',
+        providerId: `prov-${t.id}`,
+        providerPayload: { amount: 1_000_000 },
+      });
+      expect(error.extensions).toMatchObject({ transactionId: t.id, transactionStatus: 'needs_review' });
+      expect(error.extensions).not.toHaveProperty('settlesBy');
+    });
+
+    it('a row already moved on (callback during the call) stays, and the error names it with settlesBy only', async () => {
+      const t = await row('success');
+      const error = new ProviderError(ErrorCode.ProviderUnavailable, 'down', 'confirmPayout', 503);
+      expect(await ledger.recordProviderFailure(t.id, error)).toBe('unknown');
+      expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } })).status).toBe('success');
+      expect(error.extensions).toEqual({
+        operation: 'confirmPayout',
+        transactionId: t.id,
+        settlesBy: ledger.settlesBy(t).toISOString(),
+      });
+    });
+  });
+
+  it('findByProviderIdOrReference prefers the provider id over the reference', async () => {
+    const byRef = await row('created');
+    const byProvider = await world.prisma.transaction.update({
+      where: { id: (await row('created')).id },
+      data: { providerId: `prov-${randomUUID()}` },
+    });
+    expect((await ledger.findByProviderIdOrReference('payout', byProvider.providerId, byRef.reference))?.id).toBe(
+      byProvider.id,
+    );
+    expect((await ledger.findByProviderIdOrReference('payout', 'nobody', byRef.reference))?.id).toBe(byRef.id);
+    expect(await ledger.findByProviderIdOrReference('collection', byProvider.providerId, null)).toBeNull();
+    expect(await ledger.findByProviderIdOrReference('payout', null, null)).toBeNull();
+  });
+
+  it('registerManualMoveEffect runs the kind owner effect on applyManualMoveEffect, and refuses a second owner', async () => {
+    const seen: string[] = [];
+    ledger.registerManualMoveEffect(['swap'], (tx, moved, from) => {
+      seen.push(`${moved.id}:${from}->${moved.status}`);
+      return tx.transaction
+        .update({ where: { id: moved.id }, data: { description: 'effect ran' } })
+        .then(() => undefined);
+    });
+    expect(() => ledger.registerManualMoveEffect(['swap'], () => Promise.resolve())).toThrow(/already registered/);
+
+    const swap = await row('needs_review', 'swap');
+    const payout = await row('needs_review', 'payout');
+    await world.prisma.$transaction(async (tx) => {
+      const { transaction } = await ledger.transition(swap.id, 'success', 'manual', { tx });
+      await ledger.applyManualMoveEffect(tx, transaction, 'needs_review');
+      const other = await ledger.transition(payout.id, 'failed', 'manual', { tx });
+      await ledger.applyManualMoveEffect(tx, other.transaction, 'needs_review');
+    });
+    expect(seen).toEqual([`${swap.id}:needs_review->success`]);
+    expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: swap.id } })).description).toBe(
+      'effect ran',
+    );
+    expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: payout.id } })).description).toBeNull();
+  });
+});
