@@ -2,13 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { providerCallbackUrl } from '../common/callback-url';
 import { ErrorCode, NotFoundError, ProviderError, ValidationError } from '../common/errors';
-import { afterCursor, Page, toPage } from '../common/pagination';
+import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import type { Env } from '../config/env';
 import { CustomersService } from '../customers/customers.service';
-import { PrismaService } from '../database/prisma.service';
 import type { Beneficiary } from '../generated/prisma/client';
 import { ProviderClient, ProviderCountryRequirement } from '../provider';
+import { BeneficiariesRepository } from './beneficiaries.repository';
 import { BeneficiaryDto, CreateBeneficiaryDto, ListBeneficiariesQueryDto, PayoutCountryDto } from './beneficiary.dto';
 import { validateDestination } from './destination-validator';
 
@@ -39,7 +39,7 @@ export class BeneficiariesService {
   private readonly countries = new Map<string, { value: ProviderCountryRequirement; expiresAt: number }>();
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: BeneficiariesRepository,
     private readonly provider: ProviderClient,
     private readonly customers: CustomersService,
     private readonly config: ConfigService<Env, true>,
@@ -87,17 +87,15 @@ export class BeneficiariesService {
       callbackUrl: providerCallbackUrl(this.config),
       destination,
     });
-    const row = await this.prisma.beneficiary.create({
-      data: {
-        providerId: upstream.id,
-        customerId: customer.id,
-        country: input.country,
-        currency: input.currency,
-        type: destination.type,
-        destination,
-        status: upstream.status,
-        reference,
-      },
+    const row = await this.repository.create({
+      providerId: upstream.id,
+      customerId: customer.id,
+      country: input.country,
+      currency: input.currency,
+      type: destination.type,
+      destination,
+      status: upstream.status,
+      reference,
     });
     return toBeneficiaryDto(row);
   }
@@ -108,7 +106,7 @@ export class BeneficiariesService {
   }
 
   async requireRow(id: string): Promise<Beneficiary> {
-    const row = await this.prisma.beneficiary.findUnique({ where: { id } });
+    const row = await this.repository.findById(id);
     if (!row) throw new NotFoundError('Beneficiary', id);
     return row;
   }
@@ -116,11 +114,7 @@ export class BeneficiariesService {
   /** Newest first, keyset-paginated, optionally one customer's. */
   async list(query: ListBeneficiariesQueryDto): Promise<Page<BeneficiaryDto>> {
     const limit = query.limit ?? 20;
-    const rows = await this.prisma.beneficiary.findMany({
-      where: { ...(query.customerId ? { customerId: query.customerId } : {}), ...afterCursor(query.cursor) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
+    const rows = await this.repository.list({ customerId: query.customerId }, query.cursor, limit);
     return toPage(rows, limit, toBeneficiaryDto);
   }
 

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { PrismaService } from '../database/prisma.service';
 import type { InboxEvent, WebhookOutcome } from '../webhooks/webhook-handlers';
 import { WebhookHandlerRegistry } from '../webhooks/webhook-handlers';
+import { BeneficiariesRepository } from './beneficiaries.repository';
 
 /** Beneficiary events (provider-webhooks.md "Event names": id, reference, status). */
 export const BENEFICIARY_EVENTS = [
@@ -31,7 +31,7 @@ function statusOf({ event, data }: InboxEvent): string | null {
 @Injectable()
 export class BeneficiaryEventsHandler implements OnModuleInit {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: BeneficiariesRepository,
     private readonly registry: WebhookHandlerRegistry,
   ) {}
 
@@ -42,21 +42,12 @@ export class BeneficiaryEventsHandler implements OnModuleInit {
   async apply(event: InboxEvent): Promise<WebhookOutcome> {
     const status = statusOf(event);
     if (!status || RANK[status] === undefined) return 'refused';
-    const match = [
-      ...(event.row.providerId ? [{ providerId: event.row.providerId }] : []),
-      ...(event.row.reference ? [{ reference: event.row.reference }] : []),
-    ];
-    if (match.length === 0) return 'unmatched';
-    const beneficiary = await this.prisma.beneficiary.findFirst({ where: { OR: match } });
+    const beneficiary = await this.repository.findByProviderIdOrReference(event.row.providerId, event.row.reference);
     if (!beneficiary) return 'unmatched';
     if (beneficiary.status === status) return 'unchanged';
     const lower = Object.keys(RANK).filter((s) => RANK[s] < RANK[status]);
     // Statuses unknown to RANK (set by an older provider answer) may be replaced by any known one.
     const replaceable = RANK[beneficiary.status] === undefined ? [beneficiary.status, ...lower] : lower;
-    const moved = await this.prisma.beneficiary.updateMany({
-      where: { id: beneficiary.id, status: { in: replaceable } },
-      data: { status },
-    });
-    return moved.count === 1 ? 'applied' : 'refused';
+    return (await this.repository.moveStatus(beneficiary.id, replaceable, status)) ? 'applied' : 'refused';
   }
 }

@@ -1,21 +1,20 @@
 import { Module, OnModuleInit } from '@nestjs/common';
-import { NotFoundError } from '../common/errors';
 import { IdempotencyService } from '../common/idempotency/idempotency.service';
 import { CustomersModule } from '../customers/customers.module';
-import { PrismaService } from '../database/prisma.service';
 import { CollectionsController } from './collections.controller';
-import { CollectionsService, toCollectionDto } from './collections.service';
+import { CollectionsRepository } from './collections.repository';
+import { CollectionsService } from './collections.service';
 
 @Module({
   imports: [CustomersModule],
   controllers: [CollectionsController],
-  providers: [CollectionsService],
+  providers: [CollectionsService, CollectionsRepository],
   exports: [CollectionsService],
 })
 export class CollectionsModule implements OnModuleInit {
   constructor(
     private readonly idempotency: IdempotencyService,
-    private readonly prisma: PrismaService,
+    private readonly collections: CollectionsService,
   ) {}
 
   /**
@@ -23,10 +22,8 @@ export class CollectionsModule implements OnModuleInit {
    * now (the resource noted is its ledger row, written in one transaction with the collection).
    */
   onModuleInit(): void {
-    this.idempotency.registerResource('collection', async (transactionId) => {
-      const row = await this.prisma.collection.findUnique({ where: { transactionId }, include: { transaction: true } });
-      if (!row) throw new NotFoundError('Collection of transaction', transactionId);
-      return toCollectionDto(row);
-    });
+    this.idempotency.registerResource('collection', (transactionId) =>
+      this.collections.getByTransaction(transactionId),
+    );
   }
 }

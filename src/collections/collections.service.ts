@@ -1,18 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { NotFoundError, ValidationError } from '../common/errors';
 import { minorToNumber } from '../common/money';
-import { afterCursor, Page, toPage } from '../common/pagination';
+import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import { CustomersService } from '../customers/customers.service';
-import { PrismaService } from '../database/prisma.service';
-import type { Collection, Prisma, Transaction, TransactionStatus } from '../generated/prisma/client';
+import type { Prisma, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { collectionLimitProblems } from './collection-limits';
 import { CollectionDto, CreateCollectionDto, ListCollectionsQueryDto } from './collection.dto';
+import { CollectionsRepository, type CollectionWithTransaction } from './collections.repository';
 
-/** A collection row with its ledger row (amount, currency, fee and status live on the ledger). */
-export type CollectionWithTransaction = Collection & { transaction: Transaction };
+export type { CollectionWithTransaction } from './collections.repository';
 
 export function toCollectionDto(row: CollectionWithTransaction): CollectionDto {
   const { transaction } = row;
@@ -51,7 +50,7 @@ export function toCollectionDto(row: CollectionWithTransaction): CollectionDto {
 @Injectable()
 export class CollectionsService {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: CollectionsRepository,
     private readonly ledger: LedgerService,
     private readonly provider: ProviderClient,
     private readonly customers: CustomersService,
@@ -75,7 +74,7 @@ export class CollectionsService {
     const customer = await this.customers.requireRow(input.customerId);
 
     const reference = newReference('collection');
-    const created = await this.prisma.$transaction(async (tx) => {
+    const created = await this.repository.withTransaction(async (tx) => {
       const transaction = await this.ledger.record(
         {
           kind: 'collection',
@@ -89,8 +88,10 @@ export class CollectionsService {
         'api',
         tx,
       );
-      const collection = await tx.collection.create({
-        data: { customerId: customer.id, transactionId: transaction.id, country: input.country },
+      const collection = await this.repository.create(tx, {
+        customerId: customer.id,
+        transactionId: transaction.id,
+        country: input.country,
       });
       return { ...collection, transaction };
     });
@@ -106,7 +107,7 @@ export class CollectionsService {
         bank: input.payer.type,
         accountName: input.payer.accountName,
       });
-      const row = await this.prisma.$transaction(async (tx) => {
+      const row = await this.repository.withTransaction(async (tx) => {
         const { transaction } = await this.ledger.transition(created.transactionId, 'processing', 'api', {
           tx,
           patch: {
@@ -115,15 +116,12 @@ export class CollectionsService {
             providerPayload: upstream.raw as Prisma.InputJsonValue,
           },
         });
-        const collection = await tx.collection.update({
-          where: { id: created.id },
-          data: {
-            providerId: upstream.id,
-            accountNumber: upstream.accountNumber,
-            accountName: upstream.accountName ?? input.payer.accountName,
-            bankName: upstream.bankName ?? input.payer.type,
-            expiresAt: upstream.expiresAt,
-          },
+        const collection = await this.repository.recordAccountDetail(tx, created.id, {
+          providerId: upstream.id,
+          accountNumber: upstream.accountNumber,
+          accountName: upstream.accountName ?? input.payer.accountName,
+          bankName: upstream.bankName ?? input.payer.type,
+          expiresAt: upstream.expiresAt,
         });
         return { ...collection, transaction };
       });
@@ -136,8 +134,15 @@ export class CollectionsService {
 
   /** One collection with its current ledger status. @throws NotFoundError (404). */
   async get(id: string): Promise<CollectionDto> {
-    const row = await this.prisma.collection.findUnique({ where: { id }, include: { transaction: true } });
+    const row = await this.repository.findWithTransaction(id);
     if (!row) throw new NotFoundError('Collection', id);
+    return toCollectionDto(row);
+  }
+
+  /** The collection of ledger row `transactionId`. @throws NotFoundError (404). */
+  async getByTransaction(transactionId: string): Promise<CollectionDto> {
+    const row = await this.repository.findByTransactionId(transactionId);
+    if (!row) throw new NotFoundError('Collection of transaction', transactionId);
     return toCollectionDto(row);
   }
 
@@ -148,16 +153,11 @@ export class CollectionsService {
    */
   async list(query: ListCollectionsQueryDto): Promise<Page<CollectionDto>> {
     const limit = query.limit ?? 20;
-    const rows = await this.prisma.collection.findMany({
-      where: {
-        ...(query.customerId ? { customerId: query.customerId } : {}),
-        ...(query.status ? { transaction: { status: query.status as TransactionStatus } } : {}),
-        ...afterCursor(query.cursor),
-      },
-      include: { transaction: true },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
+    const rows = await this.repository.list(
+      { customerId: query.customerId, status: query.status as TransactionStatus | undefined },
+      query.cursor,
+      limit,
+    );
     return toPage(rows, limit, toCollectionDto);
   }
 }

@@ -3,12 +3,13 @@ import { BeneficiariesModule } from '../beneficiaries/beneficiaries.module';
 import { IdempotencyService } from '../common/idempotency/idempotency.service';
 import { CustomersModule } from '../customers/customers.module';
 import { PayoutsController } from './payouts.controller';
+import { PayoutsRepository } from './payouts.repository';
 import { PayoutsService } from './payouts.service';
 
 @Module({
   imports: [CustomersModule, BeneficiariesModule],
   controllers: [PayoutsController],
-  providers: [PayoutsService],
+  providers: [PayoutsService, PayoutsRepository],
 })
 export class PayoutsModule implements OnModuleInit {
   constructor(

@@ -9,16 +9,15 @@ import {
   ProviderError,
   ValidationError,
 } from '../common/errors';
-import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import { currencyExponent, minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Env } from '../config/env';
 import { CustomersService } from '../customers/customers.service';
-import { PrismaService } from '../database/prisma.service';
 import type { Prisma, Transaction } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { CreatePayoutDto, PayoutDto } from './payout.dto';
+import { PayoutsRepository } from './payouts.repository';
 
 /** The provider's rate window between payout initialize and finalize (provider-webhooks.md: ~4 minutes). */
 export const PAYOUT_RATE_WINDOW_MS = 4 * 60 * 1000;
@@ -56,7 +55,7 @@ export function toPayoutDto(row: Transaction): PayoutDto {
 @Injectable()
 export class PayoutsService {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: PayoutsRepository,
     private readonly ledger: LedgerService,
     private readonly provider: ProviderClient,
     private readonly customers: CustomersService,
@@ -126,16 +125,8 @@ export class PayoutsService {
    */
   async confirm(id: string): Promise<PayoutDto> {
     const row = await this.requirePayout(id);
-    const claimed = await this.prisma.$transaction(async (tx) => {
-      const won = await tx.transaction.updateMany({
-        where: { id, kind: 'payout', status: 'initiated', confirmRequestedAt: null },
-        data: { confirmRequestedAt: new Date() },
-      });
-      // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
-      if (won.count === 1) await noteIdempotentResource(tx, 'payout', id);
-      return won;
-    });
-    if (claimed.count === 0) {
+    const claimed = await this.repository.claimConfirm(id);
+    if (!claimed) {
       const current = await this.requirePayout(id);
       throw new InvalidStateTransitionError(
         'payout',
@@ -161,10 +152,7 @@ export class PayoutsService {
     } catch (error) {
       if (error instanceof ProviderError && error.code === ErrorCode.ProviderRejected) {
         // The provider said no: nothing happened, the payout may be confirmed again.
-        await this.prisma.transaction.update({
-          where: { id },
-          data: { confirmRequestedAt: null, failureReason: error.message },
-        });
+        await this.repository.releaseConfirm(id, error.message);
       } else {
         await this.ledger.recordProviderFailure(id, error);
       }
@@ -178,8 +166,8 @@ export class PayoutsService {
   }
 
   private async requirePayout(id: string): Promise<Transaction> {
-    const row = await this.prisma.transaction.findUnique({ where: { id } });
-    if (!row || row.kind !== 'payout') throw new NotFoundError('Payout', id);
+    const row = await this.repository.findPayout(id);
+    if (!row) throw new NotFoundError('Payout', id);
     return row;
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService } from '../database/prisma.service';
 import { LedgerService } from '../transactions/ledger.service';
+import { ReconciliationRepository } from './reconciliation.repository';
 
 /** Counts of one expiry pass. */
 export interface ExpiryReport {
@@ -18,26 +18,19 @@ export interface ExpiryReport {
 @Injectable()
 export class ExpiryService {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: ReconciliationRepository,
     private readonly ledger: LedgerService,
   ) {}
 
   async run(now = new Date(), limit = 500): Promise<ExpiryReport> {
-    const lapsed = await this.prisma.collection.findMany({
-      where: { expiresAt: { lt: now }, transaction: { status: 'processing' } },
-      select: { transactionId: true },
-      take: limit,
-    });
+    const lapsed = await this.repository.lapsedCollectionTransactionIds(now, limit);
     let collectionsExpired = 0;
-    for (const { transactionId } of lapsed) {
+    for (const transactionId of lapsed) {
       const { outcome } = await this.ledger.transition(transactionId, 'expired', 'reconciliation');
       if (outcome === 'applied') collectionsExpired += 1;
     }
-    const quotes = await this.prisma.swapQuote.updateMany({
-      where: { status: 'open', expiresAt: { lt: now } },
-      data: { status: 'expired' },
-    });
-    const keys = await this.prisma.idempotencyRecord.deleteMany({ where: { expiresAt: { lt: now } } });
-    return { collectionsExpired, quotesExpired: quotes.count, idempotencyKeysPurged: keys.count };
+    const quotesExpired = await this.repository.expireOpenQuotes(now);
+    const idempotencyKeysPurged = await this.repository.purgeExpiredIdempotencyRecords(now);
+    return { collectionsExpired, quotesExpired, idempotencyKeysPurged };
   }
 }

@@ -2,11 +2,12 @@ import { Module } from '@nestjs/common';
 import { CardsModule } from '../cards/cards.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { ExpiryService } from './expiry.service';
+import { ReconciliationRepository } from './reconciliation.repository';
 import { ReconciliationService } from './reconciliation.service';
 
 @Module({
   imports: [WebhooksModule, CardsModule],
-  providers: [ReconciliationService, ExpiryService],
+  providers: [ReconciliationService, ExpiryService, ReconciliationRepository],
   exports: [ReconciliationService, ExpiryService],
 })
 export class ReconciliationModule {}

@@ -2,13 +2,13 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { CardTransactionsService } from '../cards/card-transactions.service';
 import type { Env } from '../config/env';
-import { PrismaService } from '../database/prisma.service';
 import { Prisma, type Transaction, type TransactionKind, type TransactionStatus } from '../generated/prisma/client';
 import { MetricsService } from '../metrics/metrics.service';
 import { ProviderClient } from '../provider';
 import { LedgerService, type TransitionOutcome } from '../transactions/ledger.service';
 import { FINAL_STATUSES } from '../transactions/transaction-state';
 import { WebhooksService } from '../webhooks/webhooks.service';
+import { ReconciliationRepository } from './reconciliation.repository';
 
 /** Payout statuses the provider reports (provider-webhooks.md "Other documented rules") → ledger statuses. */
 const PAYOUT_STATUS: Record<string, TransactionStatus> = {
@@ -82,7 +82,7 @@ export class ReconciliationService {
   private readonly logger = new Logger('Reconciliation');
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: ReconciliationRepository,
     private readonly provider: ProviderClient,
     private readonly ledger: LedgerService,
     private readonly webhooks: WebhooksService,
@@ -114,7 +114,7 @@ export class ReconciliationService {
     };
     const now = opts.now ?? new Date();
     const before = new Date(now.getTime() - (opts.olderThanMs ?? 5 * 60_000));
-    const stuck = await this.leaseStuck(RECONCILED_KINDS, OPEN_STATUSES, before, opts.limit ?? 100);
+    const stuck = await this.repository.leaseStuck(RECONCILED_KINDS, OPEN_STATUSES, before, opts.limit ?? 100);
     for (const row of stuck) {
       report.checked += 1;
       try {
@@ -166,36 +166,6 @@ export class ReconciliationService {
     }
   }
 
-  /**
-   * Leases up to `limit` rows of these kinds stuck in these statuses since before `before` (payouts
-   * and swaps need a provider id to be looked up; card movements a card): touching updated_at takes
-   * them out of every other pass's selection, and SKIP LOCKED keeps concurrent passes from waiting
-   * on each other, so with several gateway instances each row is handled by one pass only.
-   */
-  private leaseStuck(
-    kinds: string[],
-    statuses: string[],
-    before: Date,
-    limit: number,
-    opts: { withoutProviderId?: Date } = {},
-  ): Promise<ReconciledRow[]> {
-    // withoutProviderId: instead, rows with no provider id created before that instant.
-    const which = opts.withoutProviderId
-      ? Prisma.sql`provider_id IS NULL AND created_at < ${opts.withoutProviderId}`
-      : Prisma.sql`(provider_id IS NOT NULL OR card_id IS NOT NULL)`;
-    return this.prisma.$queryRaw`
-      UPDATE transactions SET updated_at = now()
-      WHERE id IN (
-        SELECT id FROM transactions
-        WHERE kind::text = ANY(${kinds}) AND status::text = ANY(${statuses}) AND updated_at < ${before}
-          AND ${which}
-        ORDER BY updated_at
-        LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED)
-      RETURNING id, kind, provider_id AS "providerId", status, card_id AS "cardId", created_at AS "createdAt",
-        reference`;
-  }
-
   /** Leases the payouts, collections and swaps without a provider id past the deadline and settles each. */
   private async settleAllUnanswered(
     now: Date,
@@ -203,7 +173,7 @@ export class ReconciliationService {
     limit: number,
     report: ReconciliationReport,
   ): Promise<void> {
-    const rows = await this.leaseStuck(UNANSWERED_KINDS, UNANSWERED_STATUSES, before, limit, {
+    const rows = await this.repository.leaseStuck(UNANSWERED_KINDS, UNANSWERED_STATUSES, before, limit, {
       withoutProviderId: this.deadlineCutoff(now),
     });
     for (const row of rows) {
@@ -241,22 +211,19 @@ export class ReconciliationService {
     if (settlesBy > now) return 'unchanged';
     const lost = { reason: PROVIDER_ANSWER_LOST, settlesBy: settlesBy.toISOString() };
     if (row.kind === 'swap') {
-      const quote = await this.prisma.swapQuote.findUnique({ where: { transactionId: row.id } });
+      const quote = await this.repository.findQuoteOfSwap(row.id);
       if (quote && quote.expiresAt > now) return 'unchanged';
-      return this.prisma.$transaction(async (tx) => {
+      return this.repository.withTransaction(async (tx) => {
         const { outcome } = await this.ledger.transition(row.id, 'needs_review', 'reconciliation', {
           tx,
           payload: lost,
         });
-        if (outcome === 'applied') await this.followQuote(tx, row.id, 'needs_review');
+        if (outcome === 'applied') await this.repository.followQuote(tx, row.id, 'needs_review');
         return outcome;
       });
     }
     if (row.kind === 'collection') {
-      const deposit = await this.prisma.webhookEvent.findFirst({
-        where: { event: DEPOSIT_EVENT, reference: row.reference },
-        orderBy: { receivedAt: 'asc' },
-      });
+      const deposit = await this.repository.findFirstInboxEvent(DEPOSIT_EVENT, row.reference);
       if (deposit) {
         if (row.status === 'created') {
           await this.ledger.transition(row.id, 'unknown', 'reconciliation', {
@@ -287,28 +254,13 @@ export class ReconciliationService {
   ): Promise<TransitionOutcome> {
     const row = await this.ledger.get(id);
     if (!UNANSWERED_STATUSES.includes(row.status) || this.ledger.settlesBy(row) > now) return 'unchanged';
-    return this.prisma.$transaction(async (tx) => {
+    return this.repository.withTransaction(async (tx) => {
       const { outcome } = await this.ledger.transition(id, 'needs_review', 'reconciliation', {
         tx,
         payload: { reason },
       });
-      if (outcome === 'applied' && row.kind === 'swap') await this.followQuote(tx, id, 'needs_review');
+      if (outcome === 'applied' && row.kind === 'swap') await this.repository.followQuote(tx, id, 'needs_review');
       return outcome;
-    });
-  }
-
-  /** A swap's quote follows its ledger row out of `executing` (executed, failed or needs_review). */
-  private async followQuote(
-    tx: Prisma.TransactionClient,
-    transactionId: string,
-    status: 'success' | 'failed' | 'needs_review',
-  ): Promise<void> {
-    await tx.swapQuote.updateMany({
-      where: { transactionId, status: 'executing' },
-      data:
-        status === 'success'
-          ? { status: 'executed', executedAt: new Date() }
-          : { status: status === 'failed' ? 'failed' : 'needs_review' },
     });
   }
 
@@ -319,7 +271,7 @@ export class ReconciliationService {
    * provider id or reference, source `reconciliation`). Rows are leased like payouts, one sync per card.
    */
   private async reconcileCards(now: Date, before: Date, limit: number, report: ReconciliationReport): Promise<void> {
-    const stuck = await this.leaseStuck(
+    const stuck = await this.repository.leaseStuck(
       ['card_topup', 'card_withdrawal'],
       ['created', 'unknown', 'pending'],
       before,
@@ -327,7 +279,7 @@ export class ReconciliationService {
     );
     for (const cardId of new Set(stuck.flatMap((row) => (row.cardId ? [row.cardId] : [])))) {
       try {
-        const card = await this.prisma.card.findUnique({ where: { id: cardId } });
+        const card = await this.repository.findCard(cardId);
         if (!card) continue;
         if (card.providerId) {
           const { changed } = await this.cardTransactions.sync(card);
@@ -357,7 +309,7 @@ export class ReconciliationService {
   async reconcileTransaction(row: ReconciledRow, now: Date = new Date()): Promise<TransitionOutcome> {
     if (FINAL_STATUSES.includes(row.status) || row.status === 'needs_review') return 'unchanged';
     if (row.kind === 'card_topup' || row.kind === 'card_withdrawal') {
-      const card = row.cardId ? await this.prisma.card.findUnique({ where: { id: row.cardId } }) : null;
+      const card = row.cardId ? await this.repository.findCard(row.cardId) : null;
       if (!card) return 'unchanged';
       if (card.providerId) await this.cardTransactions.sync(card);
       const reviewed = await this.reviewIfOverdue(row.id, now);
@@ -369,7 +321,7 @@ export class ReconciliationService {
     const upstream = await this.provider.getTransaction(row.providerId);
     const to = PAYOUT_STATUS[upstream.status.toLowerCase()];
     if (!to || to === row.status) return 'unchanged';
-    return this.prisma.$transaction(async (tx) => {
+    return this.repository.withTransaction(async (tx) => {
       const { outcome } = await this.ledger.transition(row.id, to, 'reconciliation', {
         tx,
         payload: upstream.raw as Prisma.InputJsonValue,
@@ -377,7 +329,7 @@ export class ReconciliationService {
         patch: to === 'initiated' ? { confirmRequestedAt: null } : undefined,
       });
       if (outcome === 'applied' && row.kind === 'swap' && (to === 'success' || to === 'failed')) {
-        await this.followQuote(tx, row.id, to);
+        await this.repository.followQuote(tx, row.id, to);
       }
       return outcome;
     });

@@ -1,9 +1,10 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { IdempotencyService } from '../common/idempotency/idempotency.service';
 import { SwapsController } from './swaps.controller';
+import { SwapsRepository } from './swaps.repository';
 import { SwapsService } from './swaps.service';
 
-@Module({ controllers: [SwapsController], providers: [SwapsService], exports: [SwapsService] })
+@Module({ controllers: [SwapsController], providers: [SwapsService, SwapsRepository], exports: [SwapsService] })
 export class SwapsModule implements OnModuleInit {
   constructor(
     private readonly idempotency: IdempotencyService,

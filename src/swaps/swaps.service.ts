@@ -9,12 +9,12 @@ import {
 } from '../common/errors';
 import { minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
-import { PrismaService } from '../database/prisma.service';
 import type { Prisma, SwapQuote, Transaction, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { effectiveQuoteStatus, quoteExecutionRefusal, quoteExpiresAt } from './swap-quote-rules';
 import { CreateSwapDto, CreateSwapQuoteDto, SwapDto, SwapQuoteDto } from './swap.dto';
+import { SwapsRepository } from './swaps.repository';
 
 export function toSwapQuoteDto(row: SwapQuote, now: Date = new Date()): SwapQuoteDto {
   return {
@@ -86,7 +86,7 @@ function swapOutcome(providerStatus: string): TransactionStatus {
 @Injectable()
 export class SwapsService implements OnModuleInit {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: SwapsRepository,
     private readonly ledger: LedgerService,
     private readonly provider: ProviderClient,
   ) {}
@@ -94,10 +94,7 @@ export class SwapsService implements OnModuleInit {
   /** A swap resolved by hand (out of `needs_review`) takes its quote along: `executed` or `failed`. */
   onModuleInit(): void {
     this.ledger.registerManualMoveEffect(['swap'], async (tx, row) => {
-      await tx.swapQuote.updateMany({
-        where: { transactionId: row.id },
-        data: row.status === 'success' ? { status: 'executed', executedAt: new Date() } : { status: 'failed' },
-      });
+      await this.repository.settleQuoteOfSwap(tx, row.id, row.status === 'success' ? 'executed' : 'failed');
     });
   }
 
@@ -133,20 +130,18 @@ export class SwapsService implements OnModuleInit {
         'initializeSwap',
       );
     }
-    const row = await this.prisma.swapQuote.create({
-      data: {
-        providerId: upstream.id,
-        clientId,
-        sourceCurrency: upstream.sourceCurrency,
-        targetCurrency: upstream.targetCurrency,
-        sourceAmount: upstream.sourceAmountMinor,
-        targetAmount: upstream.targetAmountMinor,
-        fee: upstream.feeMinor,
-        rate: upstream.rate,
-        status: 'open',
-        expiresAt: quoteExpiresAt(upstream, requestedAt),
-        providerPayload: upstream.raw as Prisma.InputJsonValue,
-      },
+    const row = await this.repository.createQuote({
+      providerId: upstream.id,
+      clientId,
+      sourceCurrency: upstream.sourceCurrency,
+      targetCurrency: upstream.targetCurrency,
+      sourceAmount: upstream.sourceAmountMinor,
+      targetAmount: upstream.targetAmountMinor,
+      fee: upstream.feeMinor,
+      rate: upstream.rate,
+      status: 'open',
+      expiresAt: quoteExpiresAt(upstream, requestedAt),
+      providerPayload: upstream.raw as Prisma.InputJsonValue,
     });
     return toSwapQuoteDto(row);
   }
@@ -174,12 +169,8 @@ export class SwapsService implements OnModuleInit {
     if (refusal) throw refusal;
 
     const transactionId = randomUUID();
-    const recorded = await this.prisma.$transaction(async (tx) => {
-      const claimed = await tx.swapQuote.updateMany({
-        where: { id: quote.id, clientId, status: 'open', expiresAt: { gt: now } },
-        data: { status: 'executing', transactionId },
-      });
-      if (claimed.count === 0) return null;
+    const recorded = await this.repository.withTransaction(async (tx) => {
+      if (!(await this.repository.claimQuote(tx, quote.id, clientId, transactionId, now))) return null;
       return this.ledger.record(
         {
           id: transactionId,
@@ -213,7 +204,7 @@ export class SwapsService implements OnModuleInit {
         amountMinor: quote.sourceAmount,
       });
       const outcome = swapOutcome(upstream.status);
-      const row = await this.prisma.$transaction(async (tx) => {
+      const row = await this.repository.withTransaction(async (tx) => {
         const { transaction } = await this.ledger.transition(transactionId, outcome, 'api', {
           tx,
           patch: {
@@ -228,10 +219,7 @@ export class SwapsService implements OnModuleInit {
           },
         });
         if (outcome !== 'unknown') {
-          await tx.swapQuote.update({
-            where: { id: quote.id },
-            data: outcome === 'success' ? { status: 'executed', executedAt: new Date() } : { status: 'failed' },
-          });
+          await this.repository.settleQuote(tx, quote.id, outcome === 'success' ? 'executed' : 'failed');
         }
         return transaction;
       });
@@ -247,15 +235,13 @@ export class SwapsService implements OnModuleInit {
    * @throws NotFoundError (404), also for a swap of another client's quote.
    */
   async getSwap(clientId: string, id: string): Promise<SwapDto> {
-    const row = await this.prisma.transaction.findUnique({ where: { id } });
-    const quote =
-      row?.kind === 'swap' ? await this.prisma.swapQuote.findUnique({ where: { transactionId: id } }) : null;
-    if (!row || !quote || quote.clientId !== clientId) throw new NotFoundError('Swap', id);
-    return toSwapDto(row, quote.id);
+    const swap = await this.repository.findSwap(id);
+    if (!swap || swap.quote.clientId !== clientId) throw new NotFoundError('Swap', id);
+    return toSwapDto(swap.row, swap.quote.id);
   }
 
   private async requireQuote(clientId: string, id: string): Promise<SwapQuote> {
-    const row = await this.prisma.swapQuote.findUnique({ where: { id } });
+    const row = await this.repository.findQuote(id);
     if (!row || row.clientId !== clientId) throw new NotFoundError('Swap quote', id);
     return row;
   }
@@ -265,9 +251,9 @@ export class SwapsService implements OnModuleInit {
    * no clear answer → ledger `unknown`, quote left `executing` (reconciliation decides).
    */
   private async recordFailure(transactionId: string, quoteId: string, error: unknown): Promise<void> {
-    await this.prisma.$transaction(async (tx) => {
+    await this.repository.withTransaction(async (tx) => {
       const status = await this.ledger.recordProviderFailure(transactionId, error, tx);
-      if (status === 'failed') await tx.swapQuote.update({ where: { id: quoteId }, data: { status: 'failed' } });
+      if (status === 'failed') await this.repository.settleQuote(tx, quoteId, 'failed');
     });
   }
 }

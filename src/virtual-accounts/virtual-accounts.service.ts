@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { FieldError, NotFoundError, ValidationError } from '../common/errors';
-import { afterCursor, Page, toPage } from '../common/pagination';
+import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import { CustomersService } from '../customers/customers.service';
-import { PrismaService } from '../database/prisma.service';
 import type { VirtualAccount } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { virtualAccountProblems } from './virtual-account-rules';
 import { CreateVirtualAccountDto, ListVirtualAccountsQueryDto, VirtualAccountDto } from './virtual-account.dto';
+import { VirtualAccountsRepository } from './virtual-accounts.repository';
 
 export function toVirtualAccountDto(row: VirtualAccount): VirtualAccountDto {
   return {
@@ -35,7 +35,7 @@ export function toVirtualAccountDto(row: VirtualAccount): VirtualAccountDto {
 @Injectable()
 export class VirtualAccountsService {
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: VirtualAccountsRepository,
     private readonly provider: ProviderClient,
     private readonly customers: CustomersService,
   ) {}
@@ -69,25 +69,23 @@ export class VirtualAccountsService {
       bank: input.bank,
       phoneNumber: input.phoneNumber,
     });
-    const row = await this.prisma.virtualAccount.create({
-      data: {
-        providerId: upstream.id,
-        customerId: customer.id,
-        bank: upstream.bank,
-        bankName: upstream.bankName ?? upstream.bank,
-        accountName: upstream.accountName,
-        accountNumber: upstream.accountNumber,
-        currency: upstream.currency,
-        status: upstream.status,
-        reference,
-      },
+    const row = await this.repository.create({
+      providerId: upstream.id,
+      customerId: customer.id,
+      bank: upstream.bank,
+      bankName: upstream.bankName ?? upstream.bank,
+      accountName: upstream.accountName,
+      accountNumber: upstream.accountNumber,
+      currency: upstream.currency,
+      status: upstream.status,
+      reference,
     });
     return toVirtualAccountDto(row);
   }
 
   /** @throws NotFoundError (404). */
   async get(id: string): Promise<VirtualAccountDto> {
-    const row = await this.prisma.virtualAccount.findUnique({ where: { id } });
+    const row = await this.repository.findById(id);
     if (!row) throw new NotFoundError('Virtual account', id);
     return toVirtualAccountDto(row);
   }
@@ -98,11 +96,7 @@ export class VirtualAccountsService {
    */
   async list(query: ListVirtualAccountsQueryDto): Promise<Page<VirtualAccountDto>> {
     const limit = query.limit ?? 20;
-    const rows = await this.prisma.virtualAccount.findMany({
-      where: { ...(query.customerId ? { customerId: query.customerId } : {}), ...afterCursor(query.cursor) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
+    const rows = await this.repository.list({ customerId: query.customerId }, query.cursor, limit);
     return toPage(rows, limit, toVirtualAccountDto);
   }
 }

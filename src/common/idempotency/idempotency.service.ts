@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { Env } from '../../config/env';
-import { isUniqueViolation, PrismaService } from '../../database/prisma.service';
-import { Prisma } from '../../generated/prisma/client';
+import type { Prisma } from '../../generated/prisma/client';
 import { ConflictError, DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from '../errors';
 import { IdempotencyClaim, runWithIdempotencyClaim } from './idempotency-context';
+import { IdempotencyRepository } from './idempotency.repository';
 
 /** How long a key's first response is kept and replayed (DESIGN.md: 24 h). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -73,7 +73,7 @@ export class IdempotencyService {
   private readonly renderers = new Map<string, ResourceRenderer>();
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: IdempotencyRepository,
     private readonly config: ConfigService<Env, true>,
   ) {}
 
@@ -105,9 +105,7 @@ export class IdempotencyService {
       response = await runWithIdempotencyClaim(claim, work);
     } catch (error) {
       if (error instanceof DomainError && error.code === ErrorCode.ValidationFailed) {
-        await this.prisma.idempotencyRecord.deleteMany({
-          where: { clientId, key, state: 'in_progress', leaseExpiresAt: lease },
-        });
+        await this.repository.releaseClaim(claim);
         throw error;
       }
       // Any other failure may follow a provider call: keep the answer so a retry never moves money
@@ -136,26 +134,14 @@ export class IdempotencyService {
     const now = Date.now();
     const expiresAt = new Date(now + IDEMPOTENCY_TTL_MS);
     const leaseExpiresAt = new Date(now + this.leaseMs());
-    await this.prisma.idempotencyRecord.deleteMany({ where: { clientId, key, expiresAt: { lt: new Date() } } });
-    try {
-      await this.prisma.idempotencyRecord.create({ data: { clientId, key, fingerprint, expiresAt, leaseExpiresAt } });
-      return leaseExpiresAt;
-    } catch (error) {
-      if (isUniqueViolation(error)) return null;
-      throw error;
-    }
+    await this.repository.deleteIfExpired(clientId, key, new Date());
+    const claimed = await this.repository.insertInProgress({ clientId, key, fingerprint, expiresAt, leaseExpiresAt });
+    return claimed ? leaseExpiresAt : null;
   }
 
   /** Stores the answer, if the claim is still ours (a retry may have taken a lapsed claim over). */
   private async complete(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
-    await this.prisma.idempotencyRecord.updateMany({
-      where: { clientId: claim.clientId, key: claim.key, state: 'in_progress', leaseExpiresAt: claim.leaseExpiresAt },
-      data: {
-        state: 'completed',
-        responseStatus: response.status,
-        responseBody: response.body as Prisma.InputJsonValue,
-      },
-    });
+    await this.repository.storeResponse(claim, response.status, response.body as Prisma.InputJsonValue);
   }
 
   /**
@@ -165,7 +151,7 @@ export class IdempotencyService {
   private async awaitStored(clientId: string, key: string, fingerprint: string): Promise<Found> {
     const deadline = Date.now() + IN_PROGRESS_WAIT_MS;
     for (;;) {
-      const row = await this.prisma.idempotencyRecord.findUnique({ where: { clientId_key: { clientId, key } } });
+      const row = await this.repository.find(clientId, key);
       if (!row)
         throw new ConflictError(
           'The request with this idempotency key failed validation; send it again.',
@@ -196,16 +182,7 @@ export class IdempotencyService {
           if (render) return { response: { status: 201, body: await render(row.resourceId, clientId) } };
         } else {
           const takenOver = new Date(Date.now() + this.leaseMs());
-          const taken = await this.prisma.idempotencyRecord.updateMany({
-            where: {
-              id: row.id,
-              state: 'in_progress',
-              resourceId: null,
-              leaseExpiresAt: row.leaseExpiresAt,
-            },
-            data: { leaseExpiresAt: takenOver },
-          });
-          if (taken.count === 1) return { takenOver };
+          if (await this.repository.takeOverLapsed(row.id, row.leaseExpiresAt, takenOver)) return { takenOver };
           continue; // Another retry took it, or the resource was just written: look again.
         }
       }

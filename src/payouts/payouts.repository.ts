@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
+import { PrismaService } from '../database/prisma.service';
+import type { Transaction } from '../generated/prisma/client';
+
+/** Database access for payouts (ledger rows of kind `payout`). */
+@Injectable()
+export class PayoutsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** The payout row, or null when there is no ledger row `id` of kind `payout`. */
+  async findPayout(id: string): Promise<Transaction | null> {
+    const row = await this.prisma.transaction.findUnique({ where: { id } });
+    return row && row.kind === 'payout' ? row : null;
+  }
+
+  /**
+   * Claims the right to confirm payout `id`: sets `confirmRequestedAt` only if it is `initiated` and
+   * not already being confirmed, and (in the same database transaction) notes the payout as the
+   * Idempotency-Key's resource. Returns true to the one caller that won the claim.
+   */
+  claimConfirm(id: string): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const won = await tx.transaction.updateMany({
+        where: { id, kind: 'payout', status: 'initiated', confirmRequestedAt: null },
+        data: { confirmRequestedAt: new Date() },
+      });
+      // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
+      if (won.count === 1) await noteIdempotentResource(tx, 'payout', id);
+      return won.count === 1;
+    });
+  }
+
+  /** Gives the confirm claim back after a provider refusal, keeping the refusal as `failureReason`. */
+  releaseConfirm(id: string, failureReason: string): Promise<Transaction> {
+    return this.prisma.transaction.update({
+      where: { id },
+      data: { confirmRequestedAt: null, failureReason },
+    });
+  }
+}

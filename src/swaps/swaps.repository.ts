@@ -1,0 +1,58 @@
+import { Injectable } from '@nestjs/common';
+import { PrismaService } from '../database/prisma.service';
+import type { Prisma, SwapQuote, Transaction } from '../generated/prisma/client';
+
+type Tx = Prisma.TransactionClient;
+
+/** Database access for swap quotes and the swaps (ledger rows of kind `swap`) they executed. */
+@Injectable()
+export class SwapsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Runs `work` in one database transaction; the repository methods given its `tx` take part in it. */
+  withTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(work);
+  }
+
+  createQuote(data: Prisma.SwapQuoteUncheckedCreateInput): Promise<SwapQuote> {
+    return this.prisma.swapQuote.create({ data });
+  }
+
+  findQuote(id: string): Promise<SwapQuote | null> {
+    return this.prisma.swapQuote.findUnique({ where: { id } });
+  }
+
+  /** The swap's ledger row and the quote it executed, or null when `id` is not a swap with a quote. */
+  async findSwap(id: string): Promise<{ row: Transaction; quote: SwapQuote } | null> {
+    const row = await this.prisma.transaction.findUnique({ where: { id } });
+    if (row?.kind !== 'swap') return null;
+    const quote = await this.prisma.swapQuote.findUnique({ where: { transactionId: id } });
+    return quote ? { row, quote } : null;
+  }
+
+  /**
+   * Claims quote `id` of `clientId` for execution: `open` and not expired at `now` → `executing`,
+   * linked to ledger row `transactionId`. Returns true to the one caller that won the claim.
+   */
+  async claimQuote(tx: Tx, id: string, clientId: string, transactionId: string, now: Date): Promise<boolean> {
+    const claimed = await tx.swapQuote.updateMany({
+      where: { id, clientId, status: 'open', expiresAt: { gt: now } },
+      data: { status: 'executing', transactionId },
+    });
+    return claimed.count === 1;
+  }
+
+  /** Quote `id` → `executed` (with `executedAt`) or `failed`. */
+  async settleQuote(tx: Tx, id: string, outcome: 'executed' | 'failed'): Promise<void> {
+    await tx.swapQuote.update({ where: { id }, data: quoteOutcome(outcome) });
+  }
+
+  /** The quote executed by ledger row `transactionId` (if any) → `executed` or `failed`. */
+  async settleQuoteOfSwap(tx: Tx, transactionId: string, outcome: 'executed' | 'failed'): Promise<void> {
+    await tx.swapQuote.updateMany({ where: { transactionId }, data: quoteOutcome(outcome) });
+  }
+}
+
+function quoteOutcome(outcome: 'executed' | 'failed'): Prisma.SwapQuoteUpdateInput {
+  return outcome === 'executed' ? { status: 'executed', executedAt: new Date() } : { status: 'failed' };
+}
