@@ -7,7 +7,7 @@ import { PrismaService } from '../database/prisma.service';
 import type { Card, Prisma, Transaction, TransactionKind } from '../generated/prisma/client';
 import { ProviderCardTransaction, ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
-import { CARD_TRANSACTION_KINDS, CardLedger, ProviderCardMovement } from './card-ledger';
+import { CARD_TRANSACTION_KINDS, CardLedgerService, ProviderCardMovement } from './card-ledger.service';
 import { ledgerStatusOfCardTransaction, topUpAmountProblems } from './card-rules';
 import { MONEY_MOVING_CARD_STATUSES } from './card-state';
 import { CardTransactionDto, ListCardTransactionsQueryDto } from './card.dto';
@@ -78,7 +78,7 @@ export class CardTransactionsService {
     private readonly ledger: LedgerService,
     private readonly provider: ProviderClient,
     private readonly cards: CardsRepository,
-    private readonly cardLedger: CardLedger,
+    private readonly cardLedger: CardLedgerService,
   ) {}
 
   /**

@@ -3,10 +3,10 @@ import { IdempotencyService } from '../common/idempotency/idempotency.service';
 import { CustomersModule } from '../customers/customers.module';
 import { LedgerService } from '../transactions/ledger.service';
 import { WebhooksModule } from '../webhooks/webhooks.module';
-import { CardEventsHandler } from './card-events';
+import { CardEventsHandler } from './card-events.handler';
 import { CardHoldersController } from './card-holders.controller';
 import { CardHoldersService } from './card-holders.service';
-import { CardLedger } from './card-ledger';
+import { CardLedgerService } from './card-ledger.service';
 import { CardTransactionsService, toCardTransactionDto } from './card-transactions.service';
 import { CardsController } from './cards.controller';
 import { CardsRepository } from './cards.repository';
@@ -18,7 +18,7 @@ import { CardsService } from './cards.service';
   controllers: [CardHoldersController, CardsController],
   providers: [
     CardsRepository,
-    CardLedger,
+    CardLedgerService,
     CardHoldersService,
     CardsService,
     CardTransactionsService,

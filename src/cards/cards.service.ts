@@ -23,7 +23,7 @@ import {
   stripCardSecrets,
 } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
-import { CardLedger } from './card-ledger';
+import { CardLedgerService } from './card-ledger.service';
 import { cardExpiry, topUpAmountProblems } from './card-rules';
 import { CARD_ISSUING_HOLDER_STATUSES, CARD_MOVES, CardAction, cardMoveOutcome } from './card-state';
 import { CardBillingAddressDto, CardDto, CreateCardDto, ListCardsQueryDto } from './card.dto';
@@ -107,7 +107,7 @@ export class CardsService {
     private readonly provider: ProviderClient,
     private readonly customers: CustomersService,
     private readonly cards: CardsRepository,
-    private readonly cardLedger: CardLedger,
+    private readonly cardLedger: CardLedgerService,
     private readonly outbox: OutboxService,
   ) {}
 

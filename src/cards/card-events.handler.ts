@@ -5,7 +5,7 @@ import { ProviderUnits } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import type { InboxEvent, WebhookOutcome } from '../webhooks/webhook-handlers';
 import { WebhookHandlerRegistry } from '../webhooks/webhook-handlers';
-import { CardLedger } from './card-ledger';
+import { CardLedgerService } from './card-ledger.service';
 import { ledgerStatusOfCardTransaction } from './card-rules';
 import { CardsRepository } from './cards.repository';
 import { CardsService } from './cards.service';
@@ -43,7 +43,7 @@ function text(data: Record<string, unknown>, key: string): string | null {
 /**
  * Applies the provider's card callbacks (created, money, spend and KYC events above) to cards, card holders and the ledger.
  * Every handler is idempotent and forward-only: ledger rows move through `LedgerService.transition`
- * with source `webhook` (via CardLedger, which also moves the card balance once per settlement),
+ * with source `webhook` (via CardLedgerService, which also moves the card balance once per settlement),
  * cards through the table in card-state.ts. An event naming a card, transaction or card user the
  * gateway does not know is `unmatched` (kept for reconciliation). Card-event `amount` is read with
  * `ProviderUnits.cardEventAmountToMinor`, in the unit the provider unit table gives card events: the
@@ -59,7 +59,7 @@ export class CardEventsHandler implements OnModuleInit {
     private readonly registry: WebhookHandlerRegistry,
     private readonly cards: CardsRepository,
     private readonly cardsService: CardsService,
-    private readonly cardLedger: CardLedger,
+    private readonly cardLedger: CardLedgerService,
     private readonly ledger: LedgerService,
     private readonly units: ProviderUnits,
   ) {}

@@ -48,7 +48,7 @@ export interface ProviderCardMovement {
  * a sync repeats it.
  */
 @Injectable()
-export class CardLedger implements OnModuleInit {
+export class CardLedgerService implements OnModuleInit {
   constructor(
     private readonly prisma: PrismaService,
     private readonly ledger: LedgerService,
