@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service';
-import { Prisma, type Card, type SwapQuote, type WebhookEvent } from '../generated/prisma/client';
+import { Prisma, type Card, type WebhookEvent } from '../generated/prisma/client';
 import type { ReconciledRow } from './reconciliation.service';
 
 type Tx = Prisma.TransactionClient;
@@ -70,11 +70,6 @@ export class ReconciliationRepository {
         reference`;
   }
 
-  /** The quote executed by swap ledger row `transactionId`, if any. */
-  findQuoteOfSwap(transactionId: string): Promise<SwapQuote | null> {
-    return this.prisma.swapQuote.findUnique({ where: { transactionId } });
-  }
-
   /** The earliest inbox event named `event` with our `reference`, if any. */
   findFirstInboxEvent(event: string, reference: string | null): Promise<WebhookEvent | null> {
     return this.prisma.webhookEvent.findFirst({ where: { event, reference }, orderBy: { receivedAt: 'asc' } });
@@ -82,16 +77,5 @@ export class ReconciliationRepository {
 
   findCard(id: string): Promise<Card | null> {
     return this.prisma.card.findUnique({ where: { id } });
-  }
-
-  /** A swap's quote follows its ledger row out of `executing`: `executed`, `failed` or `needs_review`. */
-  async followQuote(tx: Tx, transactionId: string, status: 'success' | 'failed' | 'needs_review'): Promise<void> {
-    await tx.swapQuote.updateMany({
-      where: { transactionId, status: 'executing' },
-      data:
-        status === 'success'
-          ? { status: 'executed', executedAt: new Date() }
-          : { status: status === 'failed' ? 'failed' : 'needs_review' },
-    });
   }
 }

@@ -5,6 +5,7 @@ import type { Env } from '../config/env';
 import { Prisma, type Transaction, type TransactionKind, type TransactionStatus } from '../generated/prisma/client';
 import { MetricsService } from '../metrics/metrics.service';
 import { ProviderClient } from '../provider';
+import { SwapsService } from '../swaps/swaps.service';
 import { LedgerService, type TransitionOutcome } from '../transactions/ledger.service';
 import { FINAL_STATUSES } from '../transactions/transaction-state';
 import { WebhooksService } from '../webhooks/webhooks.service';
@@ -89,6 +90,7 @@ export class ReconciliationService {
     private readonly cardTransactions: CardTransactionsService,
     private readonly config: ConfigService<Env, true>,
     private readonly metrics: MetricsService,
+    private readonly swaps: SwapsService,
   ) {}
 
   /** Rows created before this instant are past SETTLEMENT_DEADLINE at `now`. */
@@ -211,14 +213,14 @@ export class ReconciliationService {
     if (settlesBy > now) return 'unchanged';
     const lost = { reason: PROVIDER_ANSWER_LOST, settlesBy: settlesBy.toISOString() };
     if (row.kind === 'swap') {
-      const quote = await this.repository.findQuoteOfSwap(row.id);
-      if (quote && quote.expiresAt > now) return 'unchanged';
+      const quoteExpiresAt = await this.swaps.quoteExpiryOfSwap(row.id);
+      if (quoteExpiresAt && quoteExpiresAt > now) return 'unchanged';
       return this.repository.withTransaction(async (tx) => {
         const { outcome } = await this.ledger.transition(row.id, 'needs_review', 'reconciliation', {
           tx,
           payload: lost,
         });
-        if (outcome === 'applied') await this.repository.followQuote(tx, row.id, 'needs_review');
+        if (outcome === 'applied') await this.swaps.followLedger(tx, row.id, 'needs_review');
         return outcome;
       });
     }
@@ -259,7 +261,7 @@ export class ReconciliationService {
         tx,
         payload: { reason },
       });
-      if (outcome === 'applied' && row.kind === 'swap') await this.repository.followQuote(tx, id, 'needs_review');
+      if (outcome === 'applied' && row.kind === 'swap') await this.swaps.followLedger(tx, id, 'needs_review');
       return outcome;
     });
   }
@@ -328,9 +330,7 @@ export class ReconciliationService {
         // Still `initiated` upstream: the confirm never took effect, so it may be sent again.
         patch: to === 'initiated' ? { confirmRequestedAt: null } : undefined,
       });
-      if (outcome === 'applied' && row.kind === 'swap' && (to === 'success' || to === 'failed')) {
-        await this.repository.followQuote(tx, row.id, to);
-      }
+      if (outcome === 'applied' && row.kind === 'swap') await this.swaps.followLedger(tx, row.id, to);
       return outcome;
     });
   }

@@ -43,16 +43,30 @@ export class SwapsRepository {
   }
 
   /** Quote `id` → `executed` (with `executedAt`) or `failed`. */
-  async settleQuote(tx: Tx, id: string, outcome: 'executed' | 'failed'): Promise<void> {
+  async settleQuote(tx: Tx, id: string, outcome: QuoteOutcome): Promise<void> {
     await tx.swapQuote.update({ where: { id }, data: quoteOutcome(outcome) });
   }
 
-  /** The quote executed by ledger row `transactionId` (if any) → `executed` or `failed`. */
-  async settleQuoteOfSwap(tx: Tx, transactionId: string, outcome: 'executed' | 'failed'): Promise<void> {
-    await tx.swapQuote.updateMany({ where: { transactionId }, data: quoteOutcome(outcome) });
+  /**
+   * The quote executed by ledger row `transactionId` (if any), while still `executing` or
+   * `needs_review`, follows its row: `executed`, `failed` or `needs_review`.
+   */
+  async settleQuoteOfSwap(tx: Tx, transactionId: string, outcome: QuoteOutcome): Promise<void> {
+    await tx.swapQuote.updateMany({
+      where: { transactionId, status: { in: ['executing', 'needs_review'] } },
+      data: quoteOutcome(outcome),
+    });
+  }
+
+  /** The quote executed by ledger row `transactionId`, if any. */
+  findQuoteOfSwap(transactionId: string): Promise<SwapQuote | null> {
+    return this.prisma.swapQuote.findUnique({ where: { transactionId } });
   }
 }
 
-function quoteOutcome(outcome: 'executed' | 'failed'): Prisma.SwapQuoteUpdateInput {
-  return outcome === 'executed' ? { status: 'executed', executedAt: new Date() } : { status: 'failed' };
+/** Where a quote goes when its swap settles. */
+export type QuoteOutcome = 'executed' | 'failed' | 'needs_review';
+
+function quoteOutcome(outcome: QuoteOutcome): Prisma.SwapQuoteUpdateInput {
+  return outcome === 'executed' ? { status: 'executed', executedAt: new Date() } : { status: outcome };
 }

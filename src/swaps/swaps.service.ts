@@ -93,9 +93,23 @@ export class SwapsService implements OnModuleInit {
 
   /** A swap resolved by hand (out of `needs_review`) takes its quote along: `executed` or `failed`. */
   onModuleInit(): void {
-    this.ledger.registerManualMoveEffect(['swap'], async (tx, row) => {
-      await this.repository.settleQuoteOfSwap(tx, row.id, row.status === 'success' ? 'executed' : 'failed');
-    });
+    this.ledger.registerManualMoveEffect(['swap'], (tx, row) => this.followLedger(tx, row.id, row.status));
+  }
+
+  /**
+   * The quote of swap `transactionId` follows its ledger row's new status inside `tx` (reconciliation,
+   * a manual resolution): `success` → `executed`, `failed` → `failed`, `needs_review` → `needs_review`;
+   * any other status changes nothing.
+   */
+  async followLedger(tx: Prisma.TransactionClient, transactionId: string, status: TransactionStatus): Promise<void> {
+    const outcome =
+      status === 'success' ? 'executed' : status === 'failed' || status === 'needs_review' ? status : null;
+    if (outcome) await this.repository.settleQuoteOfSwap(tx, transactionId, outcome);
+  }
+
+  /** When the quote of swap `transactionId` expires (null when it has none). */
+  async quoteExpiryOfSwap(transactionId: string): Promise<Date | null> {
+    return (await this.repository.findQuoteOfSwap(transactionId))?.expiresAt ?? null;
   }
 
   /**
