@@ -31,6 +31,26 @@ interface SignedEvent {
   signature: string;
 }
 
+/**
+ * Seeds one customer and EVENTS pending payouts (provider ids `bench-po-<i>`, references
+ * `bench-ref-<i>`, amounts 10000 + i minor units) that the benchmark's callbacks settle.
+ */
+async function seedPendingPayouts(
+  sql: { query: (text: string, values?: unknown[]) => Promise<unknown> },
+  customerId: string,
+): Promise<void> {
+  await sql.query(
+    `INSERT INTO customers (id, provider_id, email, updated_at) VALUES ($1, 'bench-customer', 'bench@example.com', now())`,
+    [customerId],
+  );
+  await sql.query(
+    `INSERT INTO transactions (id, kind, direction, status, amount, currency, customer_id, provider_id, reference, updated_at)
+     SELECT gen_random_uuid(), 'payout', 'debit', 'pending', 10000 + i, 'USD', $1, 'bench-po-' || i, 'bench-ref-' || i, now()
+     FROM generate_series(1, $2::int) AS i`,
+    [customerId, EVENTS],
+  );
+}
+
 async function recovery(): Promise<void> {
   const customerId = randomUUID();
   let seeded = 0;
@@ -39,16 +59,7 @@ async function recovery(): Promise<void> {
     gatewayEnv: { WEBHOOK_APPLY_CONCURRENCY: process.env.WEBHOOK_APPLY_CONCURRENCY ?? '2', JOBS_ENABLED: 'true' },
     beforeGateway: async (sql) => {
       process.stdout.write(`seeding ${EVENTS} pending payouts and ${EVENTS} unapplied inbox events…\n`);
-      await sql.query(
-        `INSERT INTO customers (id, provider_id, email, updated_at) VALUES ($1, 'bench-customer', 'bench@example.com', now())`,
-        [customerId],
-      );
-      await sql.query(
-        `INSERT INTO transactions (id, kind, direction, status, amount, currency, customer_id, provider_id, reference, updated_at)
-         SELECT gen_random_uuid(), 'payout', 'debit', 'pending', 10000 + i, 'USD', $1, 'bench-po-' || i, 'bench-ref-' || i, now()
-         FROM generate_series(1, $2::int) AS i`,
-        [customerId, EVENTS],
-      );
+      await seedPendingPayouts(sql, customerId);
       // As WebhooksService.receive leaves them when the process dies after storing: outcome pending.
       await sql.query(
         `INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, received_at)
@@ -112,16 +123,7 @@ async function main(): Promise<void> {
     const { sql } = stack;
     process.stdout.write(`seeding ${EVENTS} pending payouts…\n`);
     const customerId = randomUUID();
-    await sql.query(
-      `INSERT INTO customers (id, provider_id, email, updated_at) VALUES ($1, 'bench-customer', 'bench@example.com', now())`,
-      [customerId],
-    );
-    await sql.query(
-      `INSERT INTO transactions (id, kind, direction, status, amount, currency, customer_id, provider_id, reference, updated_at)
-       SELECT gen_random_uuid(), 'payout', 'debit', 'pending', 10000 + i, 'USD', $1, 'bench-po-' || i, 'bench-ref-' || i, now()
-       FROM generate_series(1, $2::int) AS i`,
-      [customerId, EVENTS],
-    );
+    await seedPendingPayouts(sql, customerId);
 
     const sign = (payload: unknown): SignedEvent => {
       const body = JSON.stringify(payload);
