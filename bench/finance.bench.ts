@@ -12,7 +12,7 @@
  *   - the summary of a month (target ≤ 300 ms);
  *   - the CSV export of every row: time and the gateway's peak RSS (targets ≤ 20 s, ≤ 250 MB);
  *   - GET /v1/transactions/{id} flat out (autocannon, 10 connections, `--seconds`, default 10)
- *     through the gateway and through a raw baseline (bench/finance-baseline.ts: plain Fastify +
+ *     through the gateway and through a raw baseline (bench/raw-baseline.ts: plain Fastify +
  *     pg, the same query), and the ratio of requests/s (target ≥ 0.60).
  * The database is dropped at the end. Numbers on a shared 2-core machine are noisy.
  */
@@ -510,7 +510,7 @@ async function main(): Promise<void> {
 
     // get-by-id: gateway vs the raw baseline, same ids, same load.
     const basePort = await freePort();
-    const baseline = spawnNode(['--import', 'tsx', 'bench/finance-baseline.ts'], {
+    const baseline = spawnNode(['--import', 'tsx', 'bench/raw-baseline.ts'], {
       ...process.env,
       DATABASE_URL: stack.databaseUrl,
       PORT: String(basePort),

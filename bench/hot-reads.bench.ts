@@ -1,0 +1,185 @@
+/**
+ * `npm run bench:reads`: every hot read of the gateway against a raw Fastify + pg server doing the
+ * same query (bench/raw-baseline.ts), flat out, in one run.
+ *
+ * Method: starts the bench stack (fresh database, simulator, compiled gateway with NODE_ENV=production)
+ * and the raw baseline on the same database; seeds through the API 60 customers, a Kenyan
+ * beneficiary, a payout, a card holder, an active card and 10 top-ups. Then for each read, in
+ * BENCH_ROUNDS rounds (default 3): the baseline, then the gateway, each flat out (bench/load.ts
+ * `flatOut`: BENCH_CONNECTIONS, default 32, requests always in flight) for BENCH_SECONDS (default 5)
+ * after a 1 s warm-up. Prints each read's median round: req/s of both, the ratio gateway/baseline
+ * (target ≥ 0.6), p50/p99 and the CPU time each process spent per request (/proc/<pid>/stat).
+ * The card movements list is read with `refresh=false` (the first page otherwise asks the provider first).
+ */
+import 'dotenv/config';
+import { randomUUID } from 'node:crypto';
+import { freePort } from '../scripts/lib/embedded-db';
+import { spawnNode, waitUntilUp } from './lib';
+import { flatOut, type RunResult, withCpu } from './load';
+import { runBench, startStack } from './stack';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const TARGET = 0.6;
+
+type Measured = RunResult & { cpuPerRequestUs: number };
+
+async function api<T>(origin: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${origin}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+async function main(): Promise<void> {
+  const stack = await startStack({ name: 'reads', gatewayEnv: { RATE_LIMIT_PER_MINUTE: '100000000' } });
+  const basePort = await freePort();
+  const baseline = spawnNode(['--import', 'tsx', 'bench/raw-baseline.ts'], {
+    ...process.env,
+    DATABASE_URL: stack.databaseUrl,
+    PORT: String(basePort),
+  });
+  const baseOrigin = `http://127.0.0.1:${basePort}`;
+  try {
+    await waitUntilUp(`${baseOrigin}/v1/customers`, process.hrtime.bigint(), baseline);
+    const { origin, key } = stack;
+    process.stdout.write('seeding through the API…\n');
+    let customer = { id: '' };
+    for (let i = 0; i < 60; i++)
+      customer = await api<{ id: string }>(origin, key, 'POST', '/v1/customers', {
+        email: `reads-${i}@example.com`,
+        firstName: 'Read',
+        lastName: `Bench${i}`,
+        phone: `7123456${String(i).padStart(2, '0')}`,
+        countryCode: '+254',
+      });
+    const beneficiary = await api<{ id: string }>(origin, key, 'POST', '/v1/beneficiaries', {
+      customerId: customer.id,
+      country: 'KE',
+      currency: 'KES',
+      destination: { type: 'MOBILEMONEY', network: 'MPESA', accountNumber: '254712345678' },
+    });
+    const payout = await api<{ id: string }>(origin, key, 'POST', '/v1/payouts', {
+      customerId: customer.id,
+      beneficiaryId: beneficiary.id,
+      amount: 1500,
+      description: 'reads',
+    });
+    await api(origin, key, 'POST', '/v1/card-holders', {
+      customerId: customer.id,
+      idType: 'PASSPORT',
+      idNumber: 'A1234567',
+      address: {
+        line1: '1 Read Road',
+        houseName: 'Bench House',
+        city: 'Nairobi',
+        state: 'Nairobi',
+        zipCode: '00100',
+        country: 'KE',
+      },
+      userPhoto: 'https://example.com/photo.jpg',
+    });
+    const card = await api<{ id: string }>(origin, key, 'POST', '/v1/cards', {
+      customerId: customer.id,
+      brand: 'visa',
+      amount: 1000,
+    });
+    const deadline = Date.now() + 30_000;
+    while ((await api<{ status: string }>(origin, key, 'GET', `/v1/cards/${card.id}`)).status !== 'active') {
+      if (Date.now() > deadline) throw new Error('the card never became active');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    for (let i = 0; i < 10; i++) await api(origin, key, 'POST', `/v1/cards/${card.id}/top-ups`, { amount: 300 + i });
+
+    const reads: Array<[string, string, string]> = [
+      ['customer by id', `/v1/customers/${customer.id}`, `/v1/customers/${customer.id}`],
+      ['customers list (20)', '/v1/customers?limit=20', '/v1/customers'],
+      ['card by id', `/v1/cards/${card.id}`, `/v1/cards/${card.id}`],
+      [
+        'card movements (20)',
+        `/v1/cards/${card.id}/transactions?refresh=false&limit=20`,
+        `/v1/cards/${card.id}/transactions`,
+      ],
+      ['payout by id', `/v1/payouts/${payout.id}`, `/v1/payouts/${payout.id}`],
+      ['beneficiary by id', `/v1/beneficiaries/${beneficiary.id}`, `/v1/beneficiaries/${beneficiary.id}`],
+      ['transaction by id', `/v1/transactions/${payout.id}`, `/v1/transactions/${payout.id}`],
+    ];
+    const auth = { authorization: `Bearer ${key}` };
+    const results: Array<{ name: string; gateway: Measured; base: Measured; ratio: number }> = [];
+    for (const [name, gatewayPath, basePath] of reads) {
+      const rounds: Array<{ gateway: Measured; base: Measured; ratio: number }> = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const run = async (label: string, o: string, path: string, pid: number, headers?: Record<string, string>) => {
+          const request = { path, headers };
+          await flatOut({ name: 'warm-up', origin: o, request, seconds: 1, connections: CONNECTIONS });
+          return withCpu(pid, () =>
+            flatOut({ name: label, origin: o, request, seconds: SECONDS, connections: CONNECTIONS }),
+          );
+        };
+        const base = await run(`raw   ${name}`, baseOrigin, basePath, baseline.pid ?? 0);
+        const gateway = await run(`gateway ${name}`, origin, gatewayPath, stack.pids.gateway, auth);
+        rounds.push({ gateway, base, ratio: gateway.rps / base.rps });
+      }
+      rounds.sort((a, b) => a.ratio - b.ratio);
+      const mid = rounds[Math.floor(rounds.length / 2)];
+      results.push({ name, ...mid });
+      const failed = rounds.filter(
+        (r) =>
+          r.gateway.non2xx + r.gateway.errors + r.base.non2xx + r.base.errors > 0 ||
+          !r.gateway.requests ||
+          !r.base.requests,
+      );
+      if (failed.length)
+        throw new Error(`${name}: non-2xx, errors or no answer (${JSON.stringify(failed[0].gateway)})`);
+      process.stdout.write(`  ${name}: ratios ${rounds.map((r) => r.ratio.toFixed(2)).join(', ')}\n`);
+    }
+
+    const head = [
+      'read',
+      'raw req/s',
+      'gateway req/s',
+      'ratio',
+      'target',
+      'gw p50 ms',
+      'gw p99 ms',
+      'raw cpu µs/req',
+      'gw cpu µs/req',
+      'cpu ×raw',
+    ];
+    const rows = results.map((r) => [
+      r.name,
+      r.base.rps.toFixed(0),
+      r.gateway.rps.toFixed(0),
+      r.ratio.toFixed(2),
+      r.ratio >= TARGET ? `≥ ${TARGET} met` : `≥ ${TARGET} MISSED`,
+      r.gateway.p50.toFixed(2),
+      r.gateway.p99.toFixed(2),
+      r.base.cpuPerRequestUs.toFixed(0),
+      r.gateway.cpuPerRequestUs.toFixed(0),
+      (r.gateway.cpuPerRequestUs / r.base.cpuPerRequestUs).toFixed(2),
+    ]);
+    const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
+    const line = (cells: string[]) =>
+      cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+    process.stdout.write(
+      [
+        '',
+        `hot reads, flat out (${CONNECTIONS} connections, ${SECONDS} s per run, median of ${ROUNDS} rounds by ratio), node ${process.version}`,
+        '',
+        line(head),
+        ...rows.map(line),
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    baseline.kill('SIGTERM');
+    await stack.stop();
+  }
+}
+
+runBench(main);
