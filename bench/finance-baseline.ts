@@ -9,10 +9,11 @@ import Fastify from 'fastify';
 import { Pool } from 'pg';
 import { GET_WITH_HISTORY } from '../src/transactions/transaction-query';
 import { toTransactionDetailDto } from '../src/transactions/transaction.mapper';
-import type { TransactionWithHistoryRow } from '../src/transactions/transactions.repository';
+import { financePoolConfig, type TransactionWithHistoryRow } from '../src/transactions/transactions.repository';
 
 async function main(): Promise<void> {
-  const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
+  // The gateway's pool settings (column types as the one LedgerRow reads them), not its Nest wiring.
+  const pool = new Pool(financePoolConfig(process.env.DATABASE_URL as string, 10));
   const app = Fastify({ logger: false });
   app.get<{ Params: { id: string } }>('/v1/transactions/:id', async (request, reply) => {
     const { rows } = await pool.query<TransactionWithHistoryRow>({ ...GET_WITH_HISTORY, values: [request.params.id] });

@@ -4,6 +4,7 @@ import type { TransactionKind, TransactionStatus } from '../../src/generated/pri
 import { OutboxRepository } from '../../src/outbound/outbox.repository';
 import { OutboxService } from '../../src/outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../../src/provider/answer-checks';
+import { LedgerRepository } from '../../src/transactions/ledger.repository';
 import { LedgerService } from '../../src/transactions/ledger.service';
 import { mediumWorld, type MediumWorld } from '../support/medium';
 
@@ -12,7 +13,9 @@ describe('LedgerService on a real database', () => {
   let ledger: LedgerService;
 
   beforeAll(async () => {
-    world = await mediumWorld([LedgerService, OutboxService, OutboxRepository], { SETTLEMENT_DEADLINE: 30 });
+    world = await mediumWorld([LedgerService, LedgerRepository, OutboxService, OutboxRepository], {
+      SETTLEMENT_DEADLINE: 30,
+    });
     ledger = world.moduleRef.get(LedgerService);
   });
   afterAll(() => world.close());
