@@ -89,8 +89,8 @@ export class InboxRepository {
   /**
    * Claim "lease the due events": `failed`/`unmatched` events whose `next_attempt_at` ≤ `now`,
    * `pending` ones marked due (≤ `now`), and `pending` ones never marked received before
-   * `staleBefore` — skipping those processed at or after `notProcessedSince` when given — oldest
-   * first, at most `limit`. Rows are locked `FOR UPDATE SKIP LOCKED` and their `next_attempt_at`
+   * `staleBefore` — skipping those processed at or after `notProcessedSince` when given — the
+   * `limit` received first (returned in no particular order). Rows are locked `FOR UPDATE SKIP LOCKED` and their `next_attempt_at`
    * pushed to `leaseUntil` in the same statement, so concurrent passes never take the same event.
    */
   claimDue(opts: {
