@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import { LedgerRepository } from '../../src/transactions/ledger.repository';
 import { movableFrom } from '../../src/transactions/ledger.service';
-import { mediumWorld, type MediumWorld } from '../support/medium';
+import { insertLedgerRow, mediumWorld, type MediumWorld } from '../support/medium';
 
 /** LedgerRepository's methods and claims, one test per outcome (LedgerService's rules: ledger.medium-spec.ts). */
 describe('LedgerRepository on a real database', () => {
@@ -15,19 +15,8 @@ describe('LedgerRepository on a real database', () => {
   });
   afterAll(() => world.close());
 
-  async function row(status: TransactionStatus = 'created', kind: TransactionKind = 'payout', providerId?: string) {
-    return world.prisma.transaction.create({
-      data: {
-        kind,
-        direction: kind === 'collection' ? 'credit' : 'debit',
-        status,
-        amount: 10_000n,
-        currency: 'NGN',
-        reference: `ref-${randomUUID()}`,
-        providerId,
-      },
-    });
-  }
+  const row = (status?: TransactionStatus, kind?: TransactionKind, providerId?: string) =>
+    insertLedgerRow(world, status, kind, providerId);
 
   async function history(id: string) {
     return world.db.query<{
