@@ -183,7 +183,8 @@ export class LedgerService {
   }
 
   /**
-   * The common move (no caller transaction, no patch but `failureReason`) as ONE SQL statement: lock
+   * The common move (no caller transaction, no patch but `failureReason`) as ONE SQL statement
+   * (LedgerRepository.moveIfFrom, with the statuses the state table allows it from): lock
    * the row, move it if the state machine allows it from its current status, write the history
    * entry and the outbox messages of its gateway event, atomically. An interactive Prisma
    * transaction costs about 2 ms of CPU per move against 0.4 ms for this (measured), and callbacks
