@@ -23,6 +23,29 @@ const TEST_OR_BENCH = {
   regex: '^(\\.\\./)+(test|bench)(/|$)',
   message: 'src/ must not import from test/ or bench/.',
 };
+/**
+ * Repositories own their tables (DESIGN.md: the repository is the only code that calls Prisma/SQL on
+ * its tables): PrismaService, and the VALUES of the generated Prisma client (PrismaClient, the
+ * `Prisma` namespace's sql/raw/join, Decimal, its error classes), are imported only by
+ * `*.repository.ts` files and the composition roots exempted below. TYPES from the generated client
+ * (`import type { Transaction, Prisma } …`: row shapes, Prisma.TransactionClient passed through,
+ * Prisma.InputJsonValue) stay open to services, DTOs and mappers: they name the domain's rows and
+ * run no query. `generated/prisma/enums` is open too (plain constant objects, used by DTO validation).
+ * Checked by typescript-eslint's variant of the rule, which tells `import type` apart.
+ */
+const DATABASE_ACCESS = [
+  {
+    group: ['**/database/prisma.service'],
+    message: 'Only repositories (*.repository.ts) use PrismaService: move the query into this module’s repository.',
+  },
+  {
+    group: ['**/generated/prisma/client', '**/generated/prisma/internal/*'],
+    allowTypeImports: true,
+    message:
+      'Only repositories (*.repository.ts) use the Prisma client’s values (sql, raw, Decimal, errors); import types with `import type`.',
+  },
+];
+
 /** The `no-restricted-imports` patterns of a folder (flat config replaces a rule's options, so each folder lists all it keeps). */
 const restricted = (...patterns) => ['error', { patterns }];
 
@@ -101,6 +124,19 @@ export default defineConfig(
     // booting the Nest application whose services would otherwise front them.
     files: ['src/cli/**/*.ts'],
     rules: { 'no-restricted-imports': restricted(WIRE_TYPES, TEST_OR_BENCH) },
+  },
+
+  {
+    // Composition roots wire PrismaService themselves (src/database builds it; src/cli commands run
+    // without the Nest application); unit specs may build rows with the client's values (Decimal).
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.repository.ts', 'src/database/**', 'src/cli/**', 'src/**/*.spec.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: DATABASE_ACCESS }] },
+  },
+  {
+    // TEMPORARY until cards repositories land: the cards services still query through PrismaService.
+    files: ['src/cards/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
   },
 
   // Where the rules are changed, and why.

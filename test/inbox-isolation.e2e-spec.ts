@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { PrismaService } from '../src/database/prisma.service';
-import { type InboxInsert, InboxWriter } from '../src/webhooks/inbox-writer';
+import { InboxWriter } from '../src/webhooks/inbox-writer';
+import { type InboxInsert, InboxRepository, isDataError } from '../src/webhooks/inbox.repository';
 import { signWebhook } from '../src/webhooks/signature';
-import { isDataError } from '../src/webhooks/storable';
 import { RECOVERY_BATCH, WebhooksService } from '../src/webhooks/webhooks.service';
 import { postCallback } from './support/fixtures';
 import { type Harness, startHarness, startPeer, WEBHOOK_SECRET } from './support/harness';
@@ -118,7 +117,7 @@ describe('inbox isolation and recovery throughput (e2e)', () => {
 
   it('a row the database refuses inside a group insert fails alone; its neighbours are stored', async () => {
     // One insert at a time: while the first runs, the rest wait and go together in one statement.
-    const writer = new InboxWriter(h.app.get(PrismaService), 1, 200);
+    const writer = new InboxWriter(h.app.get(InboxRepository), 1, 200);
     const values = (i: number, payloadJson = JSON.stringify({ event: 'test.group', data: { id: `g-${i}` } })) =>
       ({
         dedupeKey: `group-${i}-${randomUUID()}`,

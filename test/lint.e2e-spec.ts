@@ -64,6 +64,25 @@ const PLANTED: Record<string, [source: string, ruleId: string, message?: string]
     'no-restricted-imports',
     'src/ must not import from test/ or bench/',
   ],
+  'prisma-service.ts': [
+    `import { PrismaService } from '../database/prisma.service';\n\nexport const service = PrismaService;\n`,
+    '@typescript-eslint/no-restricted-imports',
+    'Only repositories (*.repository.ts) use PrismaService',
+  ],
+  'prisma-client-value.ts': [
+    `import { Prisma } from '../generated/prisma/client';\n\nexport const ping = Prisma.sql\`SELECT 1\`;\n`,
+    '@typescript-eslint/no-restricted-imports',
+    'Only repositories (*.repository.ts) use the Prisma client’s values',
+  ],
+  // Allowed: a repository uses PrismaService and the client's values; anything may import the client's types.
+  'planted.repository.ts': [
+    `import { PrismaService } from '../database/prisma.service';\nimport { Prisma } from '../generated/prisma/client';\n\nexport const parts = [PrismaService, Prisma.sql\`SELECT 1\`];\n`,
+    '',
+  ],
+  'client-types.ts': [
+    `import type { Prisma, Transaction } from '../generated/prisma/client';\n\nexport type Row = Transaction;\nexport type Json = Prisma.InputJsonValue;\n`,
+    '',
+  ],
   'clean.ts': [
     `import { type FieldError, ErrorCode } from '../common/errors';\n\nexport const fields: FieldError[] = [];\nexport const code = ErrorCode.NotFound;\n`,
     '',
@@ -114,5 +133,10 @@ describe('lint: each house rule catches a planted violation', () => {
 
   it('a file keeping the rules raises nothing', () => {
     expect(results.get('clean.ts')!.messages).toEqual([]);
+  });
+
+  it('a repository may use PrismaService and the client values; any file may import the client types', () => {
+    expect(results.get('planted.repository.ts')!.messages).toEqual([]);
+    expect(results.get('client-types.ts')!.messages).toEqual([]);
   });
 });

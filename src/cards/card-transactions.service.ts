@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { ConflictError, ValidationError } from '../common/errors';
-import { minorToNumber } from '../common/money';
 import { afterCursor, Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import { PrismaService } from '../database/prisma.service';
 import type { Card, Prisma, Transaction, TransactionKind } from '../generated/prisma/client';
 import { ProviderCardTransaction, ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
+import { toCardMovementDto } from '../transactions/transaction.mapper';
 import { CARD_TRANSACTION_KINDS, CardLedgerService, ProviderCardMovement } from './card-ledger.service';
 import { ledgerStatusOfCardTransaction, topUpAmountProblems } from './card-rules';
 import { MONEY_MOVING_CARD_STATUSES } from './card-state';
@@ -17,23 +17,9 @@ import { CardsRepository } from './cards.repository';
 export const SYNC_PAGE_SIZE = 100;
 export const MAX_SYNC_PAGES = 50;
 
+/** A card movement as the cards API answers it: the ledger's one row view (transaction.mapper.ts). */
 export function toCardTransactionDto(row: Transaction): CardTransactionDto {
-  return {
-    id: row.id,
-    cardId: row.cardId as string,
-    kind: row.kind,
-    direction: row.direction,
-    status: row.status,
-    amount: minorToNumber(row.amount),
-    currency: row.currency,
-    reference: row.reference,
-    providerId: row.providerId,
-    narrative: row.description,
-    failureReason: row.failureReason,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-    completedAt: row.completedAt?.toISOString() ?? null,
-  };
+  return toCardMovementDto(row);
 }
 
 /** A row of the provider's card-transaction listing as a movement in the gateway's terms; null if its status is unknown. */

@@ -39,6 +39,12 @@ export class CollectionsRepository {
     return this.prisma.collection.findUnique({ where: { id }, include: { transaction: true } });
   }
 
+  /** The ledger row id of the collection the provider knows as `providerId`, or null. */
+  async findTransactionIdByProviderId(providerId: string): Promise<string | null> {
+    const row = await this.prisma.collection.findUnique({ where: { providerId }, select: { transactionId: true } });
+    return row?.transactionId ?? null;
+  }
+
   findByTransactionId(transactionId: string): Promise<CollectionWithTransaction | null> {
     return this.prisma.collection.findUnique({ where: { transactionId }, include: { transaction: true } });
   }

@@ -139,6 +139,11 @@ export class CollectionsService {
     return toCollectionDto(row);
   }
 
+  /** The ledger row id of the collection the provider knows as `providerId` (a deposit callback's id), or null. */
+  transactionIdOfProviderId(providerId: string): Promise<string | null> {
+    return this.repository.findTransactionIdByProviderId(providerId);
+  }
+
   /** The collection of ledger row `transactionId`. @throws NotFoundError (404). */
   async getByTransaction(transactionId: string): Promise<CollectionDto> {
     const row = await this.repository.findByTransactionId(transactionId);

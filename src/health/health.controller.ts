@@ -3,8 +3,8 @@ import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } f
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/auth.decorators';
-import { PrismaService } from '../database/prisma.service';
 import { MetricsService } from '../metrics/metrics.service';
+import { HealthRepository } from './health.repository';
 
 /** Liveness, readiness (@nestjs/terminus) and Prometheus metrics; no client key needed. */
 @ApiTags('operations')
@@ -14,7 +14,7 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
-    private readonly prisma: PrismaService,
+    private readonly database: HealthRepository,
     private readonly metrics: MetricsService,
   ) {}
 
@@ -37,7 +37,7 @@ export class HealthController {
         this.indicators
           .check('database')
           .attempt(async () => {
-            await this.prisma.$queryRaw`SELECT 1`;
+            await this.database.ping();
             return {};
           })
           .withTimeout(2000),

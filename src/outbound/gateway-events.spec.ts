@@ -1,13 +1,8 @@
 import { minorToJson } from '../common/money';
 import type { Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
 import { TRANSITIONS } from '../transactions/transaction-state';
-import {
-  GATEWAY_EVENT_TYPES,
-  isGatewayEventType,
-  LEDGER_EVENT_TYPES,
-  ledgerEventType,
-  toTransactionEventData,
-} from './gateway-events';
+import { toTransactionEventData } from '../transactions/transaction.mapper';
+import { GATEWAY_EVENT_TYPES, isGatewayEventType, LEDGER_EVENT_TYPES, ledgerEventType } from './gateway-events';
 
 describe('gateway events', () => {
   it('maps ledger moves to event types', () => {

@@ -4,8 +4,7 @@
  * `LedgerService` when a row moves to a status listed in `LEDGER_EVENT_TYPES`; card lifecycle
  * events are published by the cards module itself.
  */
-import { minorToJson } from '../common/money';
-import type { Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
+import type { TransactionKind, TransactionStatus } from '../generated/prisma/client';
 
 /**
  * Announced when a row of any kind moves to `needs_review`: nothing the provider lets us learn
@@ -84,7 +83,7 @@ export function ledgerEventType(kind: TransactionKind, status: TransactionStatus
 }
 
 /**
- * The `data` of a ledger event: a small public view of the Transaction row. Amounts are integers
+ * The `data` of a ledger event (mapped by toTransactionEventData, src/transactions/transaction.mapper.ts): a small public view of the Transaction row. Amounts are integers
  * in minor units of `currency`, as JSON numbers while within ±Number.MAX_SAFE_INTEGER and as
  * decimal strings beyond (never a rounded number). Timestamps are ISO 8601 UTC.
  */
@@ -103,23 +102,4 @@ export interface TransactionEventData {
   failureReason: string | null;
   createdAt: string;
   completedAt: string | null;
-}
-
-export function toTransactionEventData(row: Transaction): TransactionEventData {
-  return {
-    id: row.id,
-    kind: row.kind,
-    direction: row.direction,
-    status: row.status,
-    amount: minorToJson(row.amount),
-    fee: minorToJson(row.fee),
-    currency: row.currency,
-    reference: row.reference,
-    customerId: row.customerId,
-    beneficiaryId: row.beneficiaryId,
-    cardId: row.cardId,
-    failureReason: row.failureReason,
-    createdAt: row.createdAt.toISOString(),
-    completedAt: row.completedAt?.toISOString() ?? null,
-  };
 }

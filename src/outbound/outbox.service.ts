@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma, Transaction } from '../generated/prisma/client';
+import { toTransactionEventData } from '../transactions/transaction.mapper';
 import {
   type GatewayEventType,
   isGatewayEventType,
   ledgerEventType,
   type TransactionEventData,
-  toTransactionEventData,
 } from './gateway-events';
 import { OutboxRepository } from './outbox.repository';
 

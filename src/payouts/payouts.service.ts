@@ -9,41 +9,16 @@ import {
   ProviderError,
   ValidationError,
 } from '../common/errors';
-import { currencyExponent, minorToNumber, parseRate } from '../common/money';
+import { currencyExponent } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Env } from '../config/env';
 import { CustomersService } from '../customers/customers.service';
 import type { Prisma, Transaction } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
+import { toPayoutDto } from '../transactions/transaction.mapper';
 import { CreatePayoutDto, PayoutDto } from './payout.dto';
 import { PayoutsRepository } from './payouts.repository';
-
-/** The provider's rate window between payout initialize and finalize (provider-webhooks.md: ~4 minutes). */
-export const PAYOUT_RATE_WINDOW_MS = 4 * 60 * 1000;
-
-export function toPayoutDto(row: Transaction): PayoutDto {
-  return {
-    id: row.id,
-    status: row.status,
-    customerId: row.customerId as string,
-    beneficiaryId: row.beneficiaryId as string,
-    amount: minorToNumber(row.amount),
-    currency: row.currency,
-    fee: minorToNumber(row.fee),
-    rate: row.exchangeRate ? parseRate(row.exchangeRate.toString()) : null,
-    quoteExpiresAt: row.providerId ? new Date(row.createdAt.getTime() + PAYOUT_RATE_WINDOW_MS).toISOString() : null,
-    payoutAmount: row.counterAmount === null ? null : minorToNumber(row.counterAmount),
-    payoutCurrency: row.counterCurrency,
-    reference: row.reference,
-    providerId: row.providerId,
-    description: row.description,
-    failureReason: row.failureReason,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-    completedAt: row.completedAt?.toISOString() ?? null,
-  };
-}
 
 /**
  * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,

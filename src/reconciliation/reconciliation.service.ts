@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { CardTransactionsService } from '../cards/card-transactions.service';
 import type { Env } from '../config/env';
-import { Prisma, type Transaction, type TransactionKind, type TransactionStatus } from '../generated/prisma/client';
+import type { Prisma, Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
 import { MetricsService } from '../metrics/metrics.service';
 import { ProviderClient } from '../provider';
 import { SwapsService } from '../swaps/swaps.service';

@@ -9,9 +9,10 @@ import {
 } from '../common/errors';
 import { minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
-import type { Prisma, SwapQuote, Transaction, TransactionStatus } from '../generated/prisma/client';
+import type { Prisma, SwapQuote, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
+import { toSwapDto } from '../transactions/transaction.mapper';
 import { effectiveQuoteStatus, quoteExecutionRefusal, quoteExpiresAt } from './swap-quote-rules';
 import { CreateSwapDto, CreateSwapQuoteDto, SwapDto, SwapQuoteDto } from './swap.dto';
 import { SwapsRepository } from './swaps.repository';
@@ -31,26 +32,6 @@ export function toSwapQuoteDto(row: SwapQuote, now: Date = new Date()): SwapQuot
     transactionId: row.transactionId,
     providerId: row.providerId,
     createdAt: row.createdAt.toISOString(),
-  };
-}
-
-export function toSwapDto(row: Transaction, quoteId: string): SwapDto {
-  return {
-    id: row.id,
-    status: row.status,
-    quoteId,
-    sourceCurrency: row.currency,
-    targetCurrency: row.counterCurrency as string,
-    sourceAmount: minorToNumber(row.amount),
-    targetAmount: row.counterAmount === null ? null : minorToNumber(row.counterAmount),
-    fee: minorToNumber(row.fee),
-    rate: row.exchangeRate ? parseRate(row.exchangeRate.toString()) : null,
-    reference: row.reference,
-    providerId: row.providerId,
-    failureReason: row.failureReason,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-    completedAt: row.completedAt?.toISOString() ?? null,
   };
 }
 

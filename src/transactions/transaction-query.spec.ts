@@ -1,6 +1,8 @@
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { exportStatement, listStatement, summaryStatement, type TransactionRow } from './transaction-query';
+import { Prisma } from '../generated/prisma/client';
+import type { LedgerRow } from './ledger-row';
+import { exportStatement, listStatement, summaryStatement } from './transaction-query';
 import { CSV_COLUMNS, csvRecord, majorOrEmpty, neutraliseFormula } from './transactions-csv';
 
 describe('finance SQL', () => {
@@ -49,27 +51,29 @@ describe('finance SQL', () => {
 });
 
 describe('finance CSV', () => {
-  const row: TransactionRow = {
+  const row: LedgerRow = {
     id: '7f0c1a52-8d57-4c41-9d0e-3c2b1f7b1a11',
     kind: 'payout',
     direction: 'debit',
     status: 'success',
-    amount: '150000',
-    fee: '5',
+    amount: 150000n,
+    fee: 5n,
     currency: 'USD',
-    counter_amount: '19350000',
-    counter_currency: 'KES',
-    exchange_rate: '129.000000000000',
-    customer_id: null,
-    beneficiary_id: null,
-    card_id: null,
-    provider_id: 'p-1',
+    counterAmount: 19350000n,
+    counterCurrency: 'KES',
+    exchangeRate: new Prisma.Decimal('129.000000000000'),
+    customerId: null,
+    beneficiaryId: null,
+    cardId: null,
+    providerId: 'p-1',
     reference: 'ref-1',
     description: 'Invoice 7, "final"\nsecond line',
-    failure_reason: '-1 balance',
-    created_at: new Date('2026-11-01T10:00:00.123Z'),
-    updated_at: new Date('2026-11-01T10:00:00.123Z'),
-    completed_at: null,
+    failureReason: '-1 balance',
+    confirmRequestedAt: null,
+    createdAt: new Date('2026-11-01T10:00:00.123Z'),
+    updatedAt: new Date('2026-11-01T10:00:00.123Z'),
+    completedAt: null,
+    createdBy: null,
   };
 
   it('one record per row, amounts in major units beside the exact minor units', () => {
@@ -104,8 +108,8 @@ describe('finance CSV', () => {
       'ok',
       '',
     ]);
-    expect(majorOrEmpty('5', 'XYZ')).toBe('');
-    expect(majorOrEmpty('5', 'UGX')).toBe('5');
-    expect(majorOrEmpty('1', 'BTC')).toBe('0.00000001');
+    expect(majorOrEmpty(5n, 'XYZ')).toBe('');
+    expect(majorOrEmpty(5n, 'UGX')).toBe('5');
+    expect(majorOrEmpty(1n, 'BTC')).toBe('0.00000001');
   });
 });

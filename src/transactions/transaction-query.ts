@@ -1,5 +1,5 @@
 /**
- * SQL for the finance reads of the ledger, as pure functions (no I/O) so that the text of each
+ * SQL for the finance reads of the ledger (rows: LEDGER_ROW_COLUMNS, ledger-row.ts), as pure functions (no I/O) so that the text of each
  * statement depends only on which filters are present, never on their values: values are always
  * bind parameters. The repository prepares each distinct text once per connection under a name
  * derived from it (transactions.repository.ts).
@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { TransactionDirection, TransactionKind, TransactionStatus } from '../generated/prisma/enums';
+import { LEDGER_ROW_COLUMNS } from './ledger-row';
 
 /** The filters of a finance read, already validated and typed. Every present one must match. */
 export interface TransactionFilter {
@@ -45,35 +46,6 @@ export interface SqlStatement {
   name: string;
   text: string;
   values: unknown[];
-}
-
-/** Columns served by the list, the detail and the export (no provider payload: it can be large). */
-export const TRANSACTION_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.fee, t.currency,
-  t.counter_amount, t.counter_currency, t.exchange_rate::text AS exchange_rate, t.customer_id, t.beneficiary_id,
-  t.card_id, t.provider_id, t.reference, t.description, t.failure_reason, t.created_at, t.updated_at, t.completed_at`;
-
-/** A row as node-postgres returns TRANSACTION_COLUMNS: bigint columns stay strings (exact). */
-export interface TransactionRow {
-  id: string;
-  kind: TransactionKind;
-  direction: TransactionDirection;
-  status: TransactionStatus;
-  amount: string;
-  fee: string;
-  currency: string;
-  counter_amount: string | null;
-  counter_currency: string | null;
-  exchange_rate: string | null;
-  customer_id: string | null;
-  beneficiary_id: string | null;
-  card_id: string | null;
-  provider_id: string | null;
-  reference: string;
-  description: string | null;
-  failure_reason: string | null;
-  created_at: Date;
-  updated_at: Date;
-  completed_at: Date | null;
 }
 
 /** Equality filters and their columns, in a fixed order (the statement text must be stable). */
@@ -145,7 +117,7 @@ export function listStatement(
   }
   values.push(limit + 1);
   const text = [
-    `SELECT ${TRANSACTION_COLUMNS} FROM transactions t`,
+    `SELECT ${LEDGER_ROW_COLUMNS} FROM transactions t`,
     where.length ? `WHERE ${where.join(' AND ')}` : '',
     orderBy(order),
     `LIMIT $${values.length}`,
@@ -160,7 +132,7 @@ export function exportStatement(filter: TransactionFilter, order: SortOrder): Om
   const values: unknown[] = [];
   const where = filterConditions(filter, values);
   const text = [
-    `SELECT ${TRANSACTION_COLUMNS} FROM transactions t`,
+    `SELECT ${LEDGER_ROW_COLUMNS} FROM transactions t`,
     where.length ? `WHERE ${where.join(' AND ')}` : '',
     orderBy(order),
   ]
@@ -187,11 +159,11 @@ export function summaryStatement(filter: TransactionFilter): SqlStatement {
 /** One transaction with its status history (oldest first) as a JSON array, in one round trip. */
 export const GET_WITH_HISTORY: SqlStatement = {
   name: 'tx_get_with_history',
-  text: `SELECT ${TRANSACTION_COLUMNS},
+  text: `SELECT ${LEDGER_ROW_COLUMNS},
     COALESCE((SELECT json_agg(json_build_object('from', c."from", 'to', c."to", 'source', c.source, 'at', c.at,
                                               'actorId', c.actor_id)
                               ORDER BY c.at, c.id)
-              FROM transaction_status_changes c WHERE c.transaction_id = t.id), '[]'::json) AS status_history
+              FROM transaction_status_changes c WHERE c.transaction_id = t.id), '[]'::json) AS "statusHistory"
     FROM transactions t WHERE t.id = $1::uuid`,
   values: [],
 };

@@ -1,50 +1,70 @@
 /**
- * Ledger rows (as node-postgres returns them, transaction-query.ts) → the API's shapes. No Nest
- * here: the raw baseline of `npm run bench:finance` serves the same mapping.
+ * The one mapper of a ledger row (LedgerRow, ledger-row.ts) to the shapes the gateway shows: the
+ * finance view (TransactionDto), and the views of the modules whose rows they are — payouts, swaps,
+ * card movements — and the `data` of a ledger gateway event. The fields every view shows alike are
+ * mapped once (`commonFields`); each view adds its own (names and units of its API) and leaves out
+ * what it does not show. No Nest here: the raw baseline of `npm run bench:finance` serves the same
+ * mapping.
  */
-import { minorToJson, parseRate, tryFormatMajor } from '../common/money';
-import type { TransactionRow } from './transaction-query';
+import type { CardTransactionDto } from '../cards/card.dto';
+import { minorToJson, minorToNumber, parseRate, tryFormatMajor } from '../common/money';
+import type { TransactionEventData } from '../outbound/gateway-events';
+import type { PayoutDto } from '../payouts/payout.dto';
+import type { SwapDto } from '../swaps/swap.dto';
+import type { LedgerRow } from './ledger-row';
 import type { StatusChangeDto, TransactionDetailDto, TransactionDto } from './transaction.dto';
 import type { TransactionWithHistoryRow } from './transactions.repository';
 
-/**
- * A ledger row as the API answers it: minor units as JSON numbers (exact integer strings beyond
- * 2^53), their major-unit decimal strings where the currency's digits are known, ISO 8601 UTC times.
- */
-export function toTransactionDto(row: TransactionRow): TransactionDto {
-  const amount = BigInt(row.amount);
-  const fee = BigInt(row.fee);
-  const counterAmount = row.counter_amount === null ? null : BigInt(row.counter_amount);
-  const amountDecimal = tryFormatMajor(amount, row.currency);
-  const feeDecimal = tryFormatMajor(fee, row.currency);
-  const counterAmountDecimal =
-    counterAmount === null || row.counter_currency === null
-      ? undefined
-      : tryFormatMajor(counterAmount, row.counter_currency);
+/** The provider's rate window between payout initialize and finalize (provider-webhooks.md: ~4 minutes). */
+export const PAYOUT_RATE_WINDOW_MS = 4 * 60 * 1000;
+
+/** The fields every view of a ledger row shows, the same way: ids, status, free text, ISO 8601 UTC times. */
+function commonFields(row: LedgerRow) {
   return {
     id: row.id,
+    status: row.status,
+    reference: row.reference,
+    providerId: row.providerId,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
+  };
+}
+
+/** The row's exchange rate as an exact canonical decimal string (money.ts parseRate), or null. */
+function rateOf(row: LedgerRow): string | null {
+  return row.exchangeRate === null ? null : parseRate(row.exchangeRate.toFixed());
+}
+
+/**
+ * A ledger row as the finance API answers it: minor units as JSON numbers (exact integer strings
+ * beyond 2^53), their major-unit decimal strings where the currency's digits are known, ISO 8601 UTC times.
+ */
+export function toTransactionDto(row: LedgerRow): TransactionDto {
+  const amountDecimal = tryFormatMajor(row.amount, row.currency);
+  const feeDecimal = tryFormatMajor(row.fee, row.currency);
+  const counterAmountDecimal =
+    row.counterAmount === null || row.counterCurrency === null
+      ? undefined
+      : tryFormatMajor(row.counterAmount, row.counterCurrency);
+  return {
+    ...commonFields(row),
     kind: row.kind,
     direction: row.direction,
-    status: row.status,
-    amount: minorToJson(amount),
-    fee: minorToJson(fee),
+    amount: minorToJson(row.amount),
+    fee: minorToJson(row.fee),
     currency: row.currency,
     ...(amountDecimal === undefined ? {} : { amountDecimal }),
     ...(feeDecimal === undefined ? {} : { feeDecimal }),
-    counterAmount: counterAmount === null ? null : minorToJson(counterAmount),
-    counterCurrency: row.counter_currency,
+    counterAmount: row.counterAmount === null ? null : minorToJson(row.counterAmount),
+    counterCurrency: row.counterCurrency,
     ...(counterAmountDecimal === undefined ? {} : { counterAmountDecimal }),
-    exchangeRate: row.exchange_rate === null ? null : parseRate(row.exchange_rate),
-    customerId: row.customer_id,
-    beneficiaryId: row.beneficiary_id,
-    cardId: row.card_id,
-    providerId: row.provider_id,
-    reference: row.reference,
+    exchangeRate: rateOf(row),
+    customerId: row.customerId,
+    beneficiaryId: row.beneficiaryId,
+    cardId: row.cardId,
     description: row.description,
-    failureReason: row.failure_reason,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-    completedAt: row.completed_at ? row.completed_at.toISOString() : null,
   };
 }
 
@@ -52,12 +72,94 @@ export function toTransactionDto(row: TransactionRow): TransactionDto {
 export function toTransactionDetailDto(row: TransactionWithHistoryRow): TransactionDetailDto {
   return {
     ...toTransactionDto(row),
-    statusHistory: row.status_history.map((change): StatusChangeDto => ({
+    statusHistory: row.statusHistory.map((change): StatusChangeDto => ({
       from: change.from,
       to: change.to,
       source: change.source,
       at: new Date(change.at).toISOString(),
       actorId: change.actorId,
     })),
+  };
+}
+
+/**
+ * A payout (a row of kind `payout`) as /v1/payouts answers it: amounts as JSON numbers of minor
+ * units, `rate`, the destination amount and currency as `payoutAmount`/`payoutCurrency`, and
+ * `quoteExpiresAt` (creation + PAYOUT_RATE_WINDOW_MS once the provider has answered).
+ * @throws ValidationError (400) for an amount beyond the largest safe JSON integer (money.ts minorToNumber).
+ */
+export function toPayoutDto(row: LedgerRow): PayoutDto {
+  return {
+    ...commonFields(row),
+    customerId: row.customerId as string,
+    beneficiaryId: row.beneficiaryId as string,
+    amount: minorToNumber(row.amount),
+    currency: row.currency,
+    fee: minorToNumber(row.fee),
+    rate: rateOf(row),
+    quoteExpiresAt: row.providerId ? new Date(row.createdAt.getTime() + PAYOUT_RATE_WINDOW_MS).toISOString() : null,
+    payoutAmount: row.counterAmount === null ? null : minorToNumber(row.counterAmount),
+    payoutCurrency: row.counterCurrency,
+    description: row.description,
+  };
+}
+
+/**
+ * A swap (a row of kind `swap`) executing quote `quoteId`, as /v1/swaps answers it: the row's
+ * currency and amount are the source (debited), its counter currency and amount the target.
+ * @throws ValidationError (400) for an amount beyond the largest safe JSON integer.
+ */
+export function toSwapDto(row: LedgerRow, quoteId: string): SwapDto {
+  return {
+    ...commonFields(row),
+    quoteId,
+    sourceCurrency: row.currency,
+    targetCurrency: row.counterCurrency as string,
+    sourceAmount: minorToNumber(row.amount),
+    targetAmount: row.counterAmount === null ? null : minorToNumber(row.counterAmount),
+    fee: minorToNumber(row.fee),
+    rate: rateOf(row),
+  };
+}
+
+/**
+ * A card movement (a row of kind card_topup, card_withdrawal or card_spend) as the cards API
+ * answers it: the amount as a JSON number of minor units, the description as `narrative`.
+ * @throws ValidationError (400) for an amount beyond the largest safe JSON integer.
+ */
+export function toCardMovementDto(row: LedgerRow): CardTransactionDto {
+  return {
+    ...commonFields(row),
+    cardId: row.cardId as string,
+    kind: row.kind,
+    direction: row.direction,
+    amount: minorToNumber(row.amount),
+    currency: row.currency,
+    narrative: row.description,
+  };
+}
+
+/**
+ * The `data` of a ledger gateway event (src/outbound/gateway-events.ts): the finance view's fields
+ * an internal subscriber needs, as the finance view shows them (amounts as minor-unit JSON numbers,
+ * exact strings beyond 2^53).
+ */
+export function toTransactionEventData(row: LedgerRow): TransactionEventData {
+  const view = toTransactionDto(row);
+  return {
+    id: view.id,
+    kind: view.kind,
+    direction: view.direction,
+    status: view.status,
+    amount: view.amount,
+    fee: view.fee,
+    currency: view.currency,
+    reference: view.reference,
+    customerId: view.customerId,
+    beneficiaryId: view.beneficiaryId,
+    cardId: view.cardId,
+    failureReason: view.failureReason,
+    createdAt: view.createdAt,
+    completedAt: view.completedAt,
   };
 }

@@ -5,7 +5,7 @@
 import { Transform } from 'node:stream';
 import { stringify, type Stringifier } from 'csv-stringify';
 import { tryFormatMajor } from '../common/money';
-import type { TransactionRow } from './transaction-query';
+import type { LedgerRow } from './ledger-row';
 
 /** Header row, in order. Amount columns hold major units as decimal strings; `*_minor` the exact integer. */
 export const CSV_COLUMNS = [
@@ -32,12 +32,12 @@ export const CSV_COLUMNS = [
 ] as const;
 
 /**
- * Minor units → major-unit decimal string in `currency` ("150000", USD → "1500.00"), or '' for a
+ * Minor units → major-unit decimal string in `currency` (150000n, USD → "1500.00"), or '' for a
  * currency without a known exponent (the `*_minor` column still has the exact value).
  */
-export function majorOrEmpty(minor: string | null, currency: string | null): string {
+export function majorOrEmpty(minor: bigint | null, currency: string | null): string {
   if (minor === null || currency === null) return '';
-  return tryFormatMajor(BigInt(minor), currency) ?? '';
+  return tryFormatMajor(minor, currency) ?? '';
 }
 
 /**
@@ -51,28 +51,28 @@ export function neutraliseFormula(text: string | null): string {
 }
 
 /** One CSV record for a ledger row, in CSV_COLUMNS order. */
-export function csvRecord(row: TransactionRow): string[] {
+export function csvRecord(row: LedgerRow): string[] {
   return [
     row.id,
-    row.created_at.toISOString(),
-    row.completed_at ? row.completed_at.toISOString() : '',
+    row.createdAt.toISOString(),
+    row.completedAt ? row.completedAt.toISOString() : '',
     row.kind,
     row.direction,
     row.status,
     row.currency,
     majorOrEmpty(row.amount, row.currency),
-    row.amount,
+    row.amount.toString(),
     majorOrEmpty(row.fee, row.currency),
-    row.fee,
-    row.counter_currency ?? '',
-    majorOrEmpty(row.counter_amount, row.counter_currency),
+    row.fee.toString(),
+    row.counterCurrency ?? '',
+    majorOrEmpty(row.counterAmount, row.counterCurrency),
     neutraliseFormula(row.reference),
-    row.provider_id ?? '',
-    row.customer_id ?? '',
-    row.beneficiary_id ?? '',
-    row.card_id ?? '',
+    row.providerId ?? '',
+    row.customerId ?? '',
+    row.beneficiaryId ?? '',
+    row.cardId ?? '',
     neutraliseFormula(row.description),
-    neutraliseFormula(row.failure_reason),
+    neutraliseFormula(row.failureReason),
   ];
 }
 
@@ -81,7 +81,7 @@ export function toCsvRecords(): Transform {
   return new Transform({
     objectMode: true,
     highWaterMark: 256,
-    transform(row: TransactionRow, _encoding, done) {
+    transform(row: LedgerRow, _encoding, done) {
       try {
         done(null, csvRecord(row));
       } catch (error) {

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { ReconciliationModule } from '../reconciliation/reconciliation.module';
+import { LedgerRepository } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { TransactionsController } from './transactions.controller';
 import { TransactionsRepository } from './transactions.repository';
@@ -13,7 +14,7 @@ import { TransactionsService } from './transactions.service';
 @Module({
   imports: [ReconciliationModule],
   controllers: [TransactionsController],
-  providers: [LedgerService, TransactionsRepository, TransactionsService],
+  providers: [LedgerRepository, LedgerService, TransactionsRepository, TransactionsService],
   exports: [LedgerService],
 })
 export class TransactionsModule {}

@@ -4,7 +4,9 @@ import { ConfigService } from '@nestjs/config';
 import { Pool, PoolClient, types as pgTypes } from 'pg';
 import QueryStream from 'pg-query-stream';
 import type { Env } from '../config/env';
+import { Prisma } from '../generated/prisma/client';
 import type { StatusChangeSource, TransactionStatus } from '../generated/prisma/enums';
+import type { LedgerRow } from './ledger-row';
 import {
   exportStatement,
   GET_WITH_HISTORY,
@@ -13,37 +15,43 @@ import {
   SortOrder,
   summaryStatement,
   TransactionFilter,
-  TransactionRow,
 } from './transaction-query';
 
-/** A row of GET_WITH_HISTORY: the transaction and its moves (timestamps as PostgreSQL renders them in JSON). */
-export interface TransactionWithHistoryRow extends TransactionRow {
-  status_history: Array<{
+/** A row of GET_WITH_HISTORY: the ledger row and its moves (timestamps as PostgreSQL renders them in JSON). */
+export type TransactionWithHistoryRow = LedgerRow & {
+  statusHistory: Array<{
     from: TransactionStatus | null;
     to: TransactionStatus;
     source: StatusChangeSource;
     at: string;
     actorId: string | null;
   }>;
-}
+};
 
 /** A row of the summary: sums are exact integer strings (PostgreSQL numeric). */
 export interface SummaryRow {
   currency: string;
-  kind: TransactionRow['kind'];
-  status: TransactionRow['status'];
+  kind: LedgerRow['kind'];
+  status: LedgerRow['status'];
   count: number;
   amount: string;
   fee: string;
 }
 
-/** int8 stays a string (exact, turned into bigint by the service); every other type as node-postgres parses it. */
+/**
+ * Column types as Prisma reads them, so that a finance row is the one LedgerRow type: int8 →
+ * bigint (exact), numeric → Prisma's Decimal (exact; aggregates are cast to text in the SQL);
+ * every other type as node-postgres parses it.
+ */
 const INT8_OID = 20;
+const NUMERIC_OID = 1700;
 const TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === INT8_OID
-      ? (value: string) => value
-      : (pgTypes.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pgTypes.getTypeParser,
+      ? (value: string) => BigInt(value)
+      : oid === NUMERIC_OID
+        ? (value: string) => new Prisma.Decimal(value)
+        : (pgTypes.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pgTypes.getTypeParser,
 };
 
 /** Pool options from DATABASE_URL; `?schema=NAME` becomes the search_path (as createPgAdapter does for Prisma). */
@@ -97,8 +105,8 @@ export class TransactionsRepository implements OnModuleDestroy {
     order: SortOrder,
     after: KeysetPosition | undefined,
     limit: number,
-  ): Promise<TransactionRow[]> {
-    return (await this.pool.query<TransactionRow>(listStatement(filter, order, after, limit))).rows;
+  ): Promise<LedgerRow[]> {
+    return (await this.pool.query<LedgerRow>(listStatement(filter, order, after, limit))).rows;
   }
 
   /** The transaction with its history, or undefined. */

@@ -2,8 +2,7 @@ import { pipeline, Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import { NotFoundError, ValidationError } from '../common/errors';
 import { tryFormatMajor } from '../common/money';
-import { decodeCursor, encodeCursor } from '../common/pagination';
-import { PrismaService } from '../database/prisma.service';
+import { decodeCursor, toPage } from '../common/pagination';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
 import { LedgerService } from './ledger.service';
 import type { SortOrder, TransactionFilter } from './transaction-query';
@@ -59,7 +58,6 @@ export class TransactionsService {
     private readonly repository: TransactionsRepository,
     private readonly reconciliation: ReconciliationService,
     private readonly ledger: LedgerService,
-    private readonly prisma: PrismaService,
   ) {}
 
   /**
@@ -75,13 +73,7 @@ export class TransactionsService {
       query.cursor === undefined ? undefined : decodeCursor(query.cursor),
       limit,
     );
-    const hasMore = rows.length > limit;
-    const page = hasMore ? rows.slice(0, limit) : rows;
-    const last = page[page.length - 1];
-    return {
-      data: page.map(toTransactionDto),
-      nextCursor: hasMore && last ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null,
-    };
+    return toPage(rows, limit, toTransactionDto);
   }
 
   /**
@@ -98,10 +90,10 @@ export class TransactionsService {
       const outcome = await this.reconciliation.reconcileTransaction({
         id: row.id,
         kind: row.kind,
-        providerId: row.provider_id,
+        providerId: row.providerId,
         status: row.status,
-        cardId: row.card_id,
-        createdAt: row.created_at,
+        cardId: row.cardId,
+        createdAt: row.createdAt,
         reference: row.reference,
       });
       if (outcome === 'applied') row = (await this.repository.getWithHistory(id)) ?? row;
@@ -119,7 +111,7 @@ export class TransactionsService {
    * @throws NotFoundError (404); InvalidStateTransitionError (409) unless the row is `needs_review`.
    */
   async resolve(id: string, input: ResolveTransactionDto, actorId: string): Promise<TransactionDetailDto> {
-    await this.prisma.$transaction(async (tx) => {
+    await this.ledger.withTransaction(async (tx) => {
       const { transaction } = await this.ledger.transition(id, input.status, 'manual', {
         tx,
         strict: true,

@@ -1,20 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { PrismaService } from '../database/prisma.service';
-import { Prisma, type WebhookEvent } from '../generated/prisma/client';
-
-/** One callback to store in the inbox (columns of `webhook_events` set on arrival). */
-export interface InboxInsert {
-  dedupeKey: string;
-  event: string;
-  providerId: string | null;
-  reference: string | null;
-  rawBody: string;
-  /** The stored `{event, data}` JSON text (card secrets stripped). */
-  payloadJson: string;
-  signatureHeader: string;
-  /** JSON text of the request headers of interest (see WebhooksController). */
-  headersJson: string;
-}
+import type { WebhookEvent } from '../generated/prisma/client';
+import type { InboxInsert, InboxRepository } from './inbox.repository';
 
 interface Waiting {
   id: string;
@@ -26,18 +12,13 @@ interface Waiting {
 /** Single-row inserts in flight at once when a failed batch is retried row by row. */
 const ROW_BY_ROW_CONCURRENCY = 8;
 
-/** Columns of `webhook_events` named as the WebhookEvent type's fields. */
-export const WEBHOOK_EVENT_COLUMNS = Prisma.sql`id, dedupe_key AS "dedupeKey", event, provider_id AS "providerId",
-  reference, raw_body AS "rawBody", payload, signature_header AS "signatureHeader", received_at AS "receivedAt",
-  processed_at AS "processedAt", outcome, error, attempts, next_attempt_at AS "nextAttemptAt", headers`;
-
 /**
  * Stores callbacks in the inbox with group inserts: when no insert is running, an event is written
  * at once (no added latency); events arriving while one runs wait for it and are then written
  * together in one multi-row `INSERT … ON CONFLICT (dedupe_key) DO NOTHING`, one commit for all.
  * Under load this turns hundreds of commits a second into a few dozen larger ones. A batch whose
  * statement fails is inserted again row by row (ROW_BY_ROW_CONCURRENCY at a time), so one row the
- * database refuses fails alone and its neighbours are stored.
+ * database refuses fails alone and its neighbours are stored. The SQL is InboxRepository.insertMany.
  */
 export class InboxWriter {
   private waiting: Waiting[] = [];
@@ -48,7 +29,7 @@ export class InboxWriter {
    * @param maxBatch rows per statement at most.
    */
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: InboxRepository,
     private readonly maxConcurrent = 2,
     private readonly maxBatch = 200,
   ) {}
@@ -92,17 +73,6 @@ export class InboxWriter {
   }
 
   private insertRows(batch: Waiting[]): Promise<WebhookEvent[]> {
-    const rows = Prisma.join(
-      batch.map(
-        ({ id, values: v }) =>
-          Prisma.sql`(${id}::uuid, ${v.dedupeKey}, ${v.event}, ${v.providerId}, ${v.reference}, ${v.rawBody},
-                      ${v.payloadJson}::jsonb, ${v.signatureHeader}, ${v.headersJson}::jsonb)`,
-      ),
-    );
-    return this.prisma.$queryRaw<WebhookEvent[]>`
-      INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, headers)
-      VALUES ${rows}
-      ON CONFLICT (dedupe_key) DO NOTHING
-      RETURNING ${WEBHOOK_EVENT_COLUMNS}`;
+    return this.repository.insertMany(batch.map(({ id, values }) => ({ id, values })));
   }
 }

@@ -2,18 +2,18 @@ import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import * as fastq from 'fastq';
+import { CollectionsService } from '../collections/collections.service';
 import { type BackoffSchedule, backoffDelayMs } from '../common/backoff';
 import { DomainError, ErrorCode } from '../common/errors';
 import { jsonTooDeep } from '../common/http-limits';
 import { storableJson, storableText, TooDeepError } from '../common/storable-text';
 import type { Env } from '../config/env';
-import { PrismaService } from '../database/prisma.service';
-import { Prisma, type TransactionKind, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
+import type { Prisma, TransactionKind, TransactionStatus, WebhookEvent } from '../generated/prisma/client';
 import { MetricsService } from '../metrics/metrics.service';
 import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
-import { InboxWriter, WEBHOOK_EVENT_COLUMNS } from './inbox-writer';
-import { isDataError } from './storable';
+import { InboxWriter } from './inbox-writer';
+import { InboxRepository, isDataError } from './inbox.repository';
 import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
 
 export type { WebhookOutcome } from './webhook-handlers';
@@ -116,7 +116,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   private readonly inbox: InboxWriter;
 
   constructor(
-    private readonly prisma: PrismaService,
+    private readonly repository: InboxRepository,
+    private readonly collections: CollectionsService,
     private readonly ledger: LedgerService,
     private readonly handlers: WebhookHandlerRegistry,
     private readonly config: ConfigService<Env, true>,
@@ -128,7 +129,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     );
     this.queue.drain = () => void this.pump();
     this.queueLimit = config.get('WEBHOOK_APPLY_QUEUE_LIMIT', { infer: true });
-    this.inbox = new InboxWriter(prisma);
+    this.inbox = new InboxWriter(repository);
     metrics.webhookQueueDepth = () => this.queue.length() + this.queue.running();
   }
 
@@ -217,7 +218,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     } else {
       // Past this bound an event waits in the inbox, marked due, instead of in memory; the queue
       // takes such events from the database in batches once it has room (`pump`).
-      await this.prisma.webhookEvent.update({ where: { id: row.id }, data: { nextAttemptAt: new Date() } });
+      await this.repository.markDue(row.id, new Date());
       this.overflowed = true;
     }
     return { duplicate: false, outcome: 'pending' };
@@ -307,12 +308,13 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     this.metrics.webhookEventsProcessed.inc({ event: outcome === 'unhandled' ? 'other' : row.event, outcome });
     const attempts = row.attempts + 1;
     const retry = (outcome === 'failed' || outcome === 'unmatched') && attempts < MAX_INBOX_ATTEMPTS;
-    // Raw SQL on the hot path: a compiled Prisma update costs about twice the CPU.
-    await this.prisma.$executeRaw`
-      UPDATE webhook_events
-      SET outcome = ${outcome}, error = ${error}, processed_at = ${new Date()}, attempts = ${attempts},
-          next_attempt_at = ${retry ? new Date(Date.now() + retryDelayMs(attempts)) : null}::timestamptz
-      WHERE id = ${row.id}::uuid`;
+    await this.repository.recordOutcome(row.id, {
+      outcome,
+      error,
+      processedAt: new Date(),
+      attempts,
+      nextAttemptAt: retry ? new Date(Date.now() + retryDelayMs(attempts)) : null,
+    });
     return outcome;
   }
 
@@ -396,19 +398,13 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     const now = opts.now ?? new Date();
     const staleBefore = new Date(now.getTime() - (opts.staleAfterMs ?? 60_000));
     const leaseUntil = new Date(now.getTime() + INBOX_LEASE_MS);
-    const processedBefore = opts.notProcessedSince ?? null;
-    return this.prisma.$queryRaw<WebhookEvent[]>`
-      UPDATE webhook_events SET next_attempt_at = ${leaseUntil}
-      WHERE id IN (
-        SELECT id FROM webhook_events
-        WHERE ((outcome IN ('failed', 'unmatched') AND next_attempt_at <= ${now})
-           OR (outcome = 'pending' AND next_attempt_at <= ${now})
-           OR (outcome = 'pending' AND next_attempt_at IS NULL AND received_at < ${staleBefore}))
-          AND (${processedBefore}::timestamptz IS NULL OR processed_at IS NULL OR processed_at < ${processedBefore}::timestamptz)
-        ORDER BY received_at
-        LIMIT ${opts.limit ?? 100}
-        FOR UPDATE SKIP LOCKED)
-      RETURNING ${WEBHOOK_EVENT_COLUMNS}`;
+    return this.repository.claimDue({
+      now,
+      staleBefore,
+      leaseUntil,
+      limit: opts.limit ?? 100,
+      notProcessedSince: opts.notProcessedSince ?? null,
+    });
   }
 
   private async apply(row: WebhookEvent): Promise<WebhookOutcome> {
@@ -457,8 +453,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
   /** The ledger row an event is about: by the provider's id or by the reference the gateway sent. */
   private async matchTransaction(kind: TransactionKind, row: WebhookEvent): Promise<string | null> {
     if (kind === 'collection' && row.providerId) {
-      const collection = await this.prisma.collection.findUnique({ where: { providerId: row.providerId } });
-      if (collection) return collection.transactionId;
+      const transactionId = await this.collections.transactionIdOfProviderId(row.providerId);
+      if (transactionId) return transactionId;
     }
     const transaction = await this.ledger.findByProviderIdOrReference(kind, row.providerId, row.reference);
     return transaction?.id ?? null;

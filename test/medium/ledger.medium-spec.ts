@@ -4,31 +4,24 @@ import type { TransactionKind, TransactionStatus } from '../../src/generated/pri
 import { OutboxRepository } from '../../src/outbound/outbox.repository';
 import { OutboxService } from '../../src/outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../../src/provider/answer-checks';
+import { LedgerRepository } from '../../src/transactions/ledger.repository';
 import { LedgerService } from '../../src/transactions/ledger.service';
-import { mediumWorld, type MediumWorld } from '../support/medium';
+import { insertLedgerRow, mediumWorld, type MediumWorld } from '../support/medium';
 
 describe('LedgerService on a real database', () => {
   let world: MediumWorld;
   let ledger: LedgerService;
 
   beforeAll(async () => {
-    world = await mediumWorld([LedgerService, OutboxService, OutboxRepository], { SETTLEMENT_DEADLINE: 30 });
+    world = await mediumWorld([LedgerService, LedgerRepository, OutboxService, OutboxRepository], {
+      SETTLEMENT_DEADLINE: 30,
+    });
     ledger = world.moduleRef.get(LedgerService);
   });
   afterAll(() => world.close());
 
-  async function row(status: TransactionStatus = 'created', kind: TransactionKind = 'payout') {
-    return world.prisma.transaction.create({
-      data: {
-        kind,
-        direction: kind === 'collection' ? 'credit' : 'debit',
-        status,
-        amount: 10_000n,
-        currency: 'NGN',
-        reference: `ref-${randomUUID()}`,
-      },
-    });
-  }
+  const row = (status?: TransactionStatus, kind?: TransactionKind, providerId?: string) =>
+    insertLedgerRow(world, status, kind, providerId);
 
   async function history(id: string) {
     return world.db.query<{ from: string | null; to: string; source: string; actor_id: string | null }>(

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { ApiClientsRepository } from '../../src/auth/api-clients.repository';
 import { hashApiKey } from '../../src/auth/api-key';
+import { CollectionsRepository } from '../../src/collections/collections.repository';
 import { encodeCursor } from '../../src/common/pagination';
 import { CustomersRepository } from '../../src/customers/customers.repository';
+import { HealthRepository } from '../../src/health/health.repository';
 import { DISABLED_ERROR, WebhookSubscriptionsRepository } from '../../src/outbound/webhook-subscriptions.repository';
 import { mediumWorld, type MediumWorld } from '../support/medium';
 
@@ -101,5 +103,41 @@ describe('ApiClients, Customers and WebhookSubscriptions repositories on a real 
     const requeued = await subscriptions.requeueFailed(sub.id, pending.id);
     expect(requeued).toMatchObject({ status: 'pending', attempts: 0, lastError: DISABLED_ERROR });
     expect(await subscriptions.requeueFailed(sub.id, pending.id)).toBeNull();
+  });
+});
+
+describe('Health and Collections repositories on a real database', () => {
+  let world: MediumWorld;
+
+  beforeAll(async () => {
+    world = await mediumWorld([HealthRepository, CollectionsRepository]);
+  });
+  afterAll(() => world.close());
+
+  it('HealthRepository.ping resolves while the database answers', async () => {
+    await expect(world.moduleRef.get(HealthRepository).ping()).resolves.toBeUndefined();
+  });
+
+  it('CollectionsRepository finds the ledger row id of a collection by its provider id, null for none', async () => {
+    const customer = await world.prisma.customer.create({
+      data: { providerId: `cus-${randomUUID()}`, email: `c-${randomUUID()}@example.test` },
+    });
+    const transaction = await world.prisma.transaction.create({
+      data: {
+        kind: 'collection',
+        direction: 'credit',
+        status: 'pending',
+        amount: 1n,
+        currency: 'NGN',
+        reference: `ref-${randomUUID()}`,
+      },
+    });
+    const providerId = `col-${randomUUID()}`;
+    await world.prisma.collection.create({
+      data: { providerId, customerId: customer.id, transactionId: transaction.id, country: 'NG' },
+    });
+    const collections = world.moduleRef.get(CollectionsRepository);
+    expect(await collections.findTransactionIdByProviderId(providerId)).toBe(transaction.id);
+    expect(await collections.findTransactionIdByProviderId('col-unknown')).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
-import type { TransactionRow } from '../../src/transactions/transaction-query';
+import type { LedgerRow } from '../../src/transactions/ledger-row';
 import { TransactionsRepository } from '../../src/transactions/transactions.repository';
 import { mediumWorld, type MediumWorld } from '../support/medium';
 
@@ -49,8 +49,35 @@ describe('TransactionsRepository on a real database', () => {
     expect(await ids({ from: b.createdAt, to: c.createdAt })).toEqual([b.id]);
     expect(await ids({ reference: c.reference })).toEqual([c.id]);
     const [first] = await repo.list({ currency: 'XAA' }, 'desc', undefined, 10);
-    // Amounts stay exact strings (int8).
-    expect(first).toMatchObject({ id: c.id, amount: '900', kind: 'collection' });
+    // Amounts stay exact (int8 → bigint).
+    expect(first).toMatchObject({ id: c.id, amount: 900n, kind: 'collection' });
+  });
+
+  it('a finance row is the ledger row Prisma reads (LedgerRow: every column but the provider payload)', async () => {
+    const t = await world.prisma.transaction.create({
+      data: {
+        kind: 'payout',
+        direction: 'debit',
+        status: 'success',
+        amount: 9_007_199_254_740_993n,
+        fee: 7n,
+        currency: 'XLR',
+        counterAmount: 12n,
+        counterCurrency: 'KES',
+        exchangeRate: '0.000000012345',
+        reference: `ref-${randomUUID()}`,
+        providerPayload: { big: 'not read' },
+        completedAt: new Date(),
+      },
+    });
+    const { providerPayload: _payload, ...expected } = t;
+    const [listed] = await repo.list({ currency: 'XLR' }, 'desc', undefined, 10);
+    expect(listed).toEqual(expected);
+    expect(listed.exchangeRate?.toFixed()).toBe('0.000000012345');
+    const { statusHistory: _history, ...detail } = (await repo.getWithHistory(t.id)) as NonNullable<
+      Awaited<ReturnType<TransactionsRepository['getWithHistory']>>
+    >;
+    expect(detail).toEqual(expected);
   });
 
   it('list pages by keyset (created_at, id) in both orders, ties broken by id, returning limit + 1 rows', async () => {
@@ -67,11 +94,11 @@ describe('TransactionsRepository on a real database', () => {
       const seen: string[] = [];
       let after: { createdAt: Date; id: string } | undefined;
       for (;;) {
-        const page: TransactionRow[] = await repo.list({ currency: 'XKS' }, order, after, 1);
+        const page: LedgerRow[] = await repo.list({ currency: 'XKS' }, order, after, 1);
         seen.push(page[0].id);
         if (page.length <= 1) break;
         expect(page).toHaveLength(2);
-        after = { createdAt: page[0].created_at, id: page[0].id };
+        after = { createdAt: page[0].createdAt, id: page[0].id };
       }
       expect(seen).toEqual(order === 'desc' ? all : [...all].reverse());
     }
@@ -95,18 +122,18 @@ describe('TransactionsRepository on a real database', () => {
       data: { transactionId: t.id, from: 'created', to: 'initiated', source: 'api' },
     });
     const found = await repo.getWithHistory(t.id);
-    expect(found?.status_history).toMatchObject([{ from: 'created', to: 'initiated', source: 'api', actorId: null }]);
+    expect(found?.statusHistory).toMatchObject([{ from: 'created', to: 'initiated', source: 'api', actorId: null }]);
     expect(await repo.getWithHistory(randomUUID())).toBeUndefined();
   });
 
   it('streamRows reads every matching row through a cursor and gives its connection back', async () => {
     for (let i = 0; i < 7; i++) await row('XST', i);
     const stream: Readable = await repo.streamRows({ currency: 'XST' }, 'asc', 3);
-    const rows: TransactionRow[] = [];
-    for await (const r of stream) rows.push(r as TransactionRow);
+    const rows: LedgerRow[] = [];
+    for await (const r of stream) rows.push(r as LedgerRow);
     expect(rows).toHaveLength(7);
-    expect(rows.map((r) => r.created_at.getTime())).toEqual(
-      [...rows.map((r) => r.created_at.getTime())].sort((x, y) => x - y),
+    expect(rows.map((r) => r.createdAt.getTime())).toEqual(
+      [...rows.map((r) => r.createdAt.getTime())].sort((x, y) => x - y),
     );
     expect(repo.poolStats().total).toBe(repo.poolStats().idle);
   });

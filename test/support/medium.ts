@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { Provider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { PrismaService } from '../../src/database/prisma.service';
+import type { Transaction, TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import { createTestDatabase, type TestDatabase } from './database';
 
 /** A medium spec's world: real providers over the file's own migrated database, no HTTP. */
@@ -35,4 +37,27 @@ export async function mediumWorld(providers: Provider[], env: Record<string, unk
       await db.drop();
     },
   };
+}
+
+/**
+ * Inserts a ledger row of `kind` in `status` straight into the world's database (10,000 NGN minor
+ * units, a fresh reference; a collection is a credit, anything else a debit), for a medium spec to move.
+ */
+export function insertLedgerRow(
+  world: MediumWorld,
+  status: TransactionStatus = 'created',
+  kind: TransactionKind = 'payout',
+  providerId?: string,
+): Promise<Transaction> {
+  return world.prisma.transaction.create({
+    data: {
+      kind,
+      direction: kind === 'collection' ? 'credit' : 'debit',
+      status,
+      amount: 10_000n,
+      currency: 'NGN',
+      reference: `ref-${randomUUID()}`,
+      providerId,
+    },
+  });
 }

@@ -1,0 +1,27 @@
+/**
+ * The one row view of the ledger: which columns of `transactions` every read selects, and the
+ * type those columns read as. The ledger's writes (LedgerRepository, Prisma) and the finance reads
+ * (TransactionsRepository, node-postgres) select the same list and hand out the same type, from
+ * which every API view (transaction, payout, swap, card movement, gateway event) is mapped once
+ * (transaction.mapper.ts). No I/O here.
+ */
+import type { Transaction } from '../generated/prisma/client';
+
+/**
+ * A ledger row as every reader gets it: the Transaction model without the provider's payload
+ * (large, never shown; LedgerRepository's writes return the full Transaction, which is one).
+ * Amounts are bigint minor units, `exchangeRate` an exact decimal, times Dates.
+ */
+export type LedgerRow = Omit<Transaction, 'providerPayload'>;
+
+/**
+ * Every column of `transactions` but `provider_payload`, named as the Transaction type's fields
+ * (quoted camelCase aliases), for a table aliased `t`. Used as is by the finance reads and, with
+ * `t.provider_payload AS "providerPayload"` added, for the ledger's raw RETURNING.
+ */
+export const LEDGER_ROW_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.fee, t.currency,
+  t.counter_amount AS "counterAmount", t.counter_currency AS "counterCurrency", t.exchange_rate AS "exchangeRate",
+  t.customer_id AS "customerId", t.beneficiary_id AS "beneficiaryId", t.card_id AS "cardId",
+  t.provider_id AS "providerId", t.reference, t.description, t.failure_reason AS "failureReason",
+  t.confirm_requested_at AS "confirmRequestedAt", t.created_at AS "createdAt", t.updated_at AS "updatedAt",
+  t.completed_at AS "completedAt", t.created_by AS "createdBy"`;

@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
+import { LedgerRepository } from '../../src/transactions/ledger.repository';
+import { movableFrom } from '../../src/transactions/ledger.service';
+import { insertLedgerRow, mediumWorld, type MediumWorld } from '../support/medium';
+
+/** LedgerRepository's methods and claims, one test per outcome (LedgerService's rules: ledger.medium-spec.ts). */
+describe('LedgerRepository on a real database', () => {
+  let world: MediumWorld;
+  let repo: LedgerRepository;
+
+  beforeAll(async () => {
+    world = await mediumWorld([LedgerRepository]);
+    repo = world.moduleRef.get(LedgerRepository);
+  });
+  afterAll(() => world.close());
+
+  const row = (status?: TransactionStatus, kind?: TransactionKind, providerId?: string) =>
+    insertLedgerRow(world, status, kind, providerId);
+
+  async function history(id: string) {
+    return world.db.query<{
+      from: string | null;
+      to: string;
+      source: string;
+      payload: unknown;
+      actor_id: string | null;
+    }>(
+      `SELECT "from", "to", source::text, payload, actor_id FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY at, id`,
+      [id],
+    );
+  }
+
+  async function outboxFor(id: string) {
+    return world.db.query<{ event_type: string }>(
+      `SELECT event_type FROM outbox_messages WHERE payload->'data'->>'id' = $1`,
+      [id],
+    );
+  }
+
+  async function subscribeAll() {
+    const [client] = await world.db.query<{ id: string }>(
+      `INSERT INTO api_clients (id, name, key_hash, key_prefix, scopes) VALUES (gen_random_uuid(), 'c', $1, 'wg_', '{}') RETURNING id`,
+      [randomUUID()],
+    );
+    await world.db.query(
+      `INSERT INTO webhook_subscriptions (id, client_id, url, secret, event_types, updated_at)
+       VALUES (gen_random_uuid(), $1, 'https://example.test/hook', 'whsec_x', '{payout.succeeded}', now())`,
+      [client.id],
+    );
+  }
+
+  const move = (source: 'webhook' | 'reconciliation' | 'manual' = 'webhook', failureReason: string | null = null) => ({
+    now: new Date(),
+    final: true,
+    failureReason,
+    entry: { source, actorId: null },
+  });
+
+  it('insert writes the row and its first history entry (from null) in the caller transaction', async () => {
+    const reference = `ref-${randomUUID()}`;
+    const inserted = await repo.withTransaction((tx) =>
+      repo.insert(
+        tx,
+        { kind: 'payout', direction: 'debit', amount: 5n, currency: 'NGN', reference, status: 'created' },
+        { source: 'api', actorId: null },
+      ),
+    );
+    expect(inserted).toMatchObject({ reference, status: 'created', amount: 5n });
+    expect(await history(inserted.id)).toEqual([
+      { from: null, to: 'created', source: 'api', payload: null, actor_id: null },
+    ]);
+  });
+
+  it('insert inside a transaction that rolls back leaves nothing', async () => {
+    const reference = `ref-${randomUUID()}`;
+    await expect(
+      repo.withTransaction(async (tx) => {
+        await repo.insert(
+          tx,
+          { kind: 'payout', direction: 'debit', amount: 5n, currency: 'NGN', reference, status: 'created' },
+          { source: 'api', actorId: null },
+        );
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await world.db.query(`SELECT 1 FROM transactions WHERE reference = $1`, [reference])).toEqual([]);
+  });
+
+  it('lockStatus returns kind and status under the lock, undefined for an unknown id', async () => {
+    const t = await row('pending', 'collection');
+    expect(await repo.withTransaction((tx) => repo.lockStatus(tx, t.id))).toEqual({
+      id: t.id,
+      kind: 'collection',
+      status: 'pending',
+    });
+    expect(await repo.withTransaction((tx) => repo.lockStatus(tx, randomUUID()))).toBeUndefined();
+  });
+
+  it('find, peek and update read and patch a row without moving it', async () => {
+    const t = await row('initiated');
+    expect(await repo.find(t.id)).toEqual(t);
+    const { providerPayload: _payload, ...fields } = t;
+    expect(await repo.peek(t.id)).toMatchObject(fields);
+    expect(await repo.find(randomUUID())).toBeNull();
+    expect(await repo.peek(randomUUID())).toBeUndefined();
+    const patched = await repo.withTransaction((tx) => repo.update(tx, t.id, { description: 'patched' }));
+    expect(patched).toMatchObject({ status: 'initiated', description: 'patched' });
+    expect(await history(t.id)).toEqual([]);
+  });
+
+  it('move writes the decided move and its history entry; completedAt only for a final status', async () => {
+    const t = await row('pending');
+    const actor = randomUUID();
+    const processing = await repo.withTransaction((tx) =>
+      repo.move(tx, t.id, 'pending', 'processing', {}, false, { source: 'webhook', payload: { n: 1 }, actorId: actor }),
+    );
+    expect(processing).toMatchObject({ status: 'processing', completedAt: null });
+    const done = await repo.withTransaction((tx) =>
+      repo.move(tx, t.id, 'processing', 'success', { failureReason: null }, true, {
+        source: 'reconciliation',
+        actorId: null,
+      }),
+    );
+    expect(done.status).toBe('success');
+    expect(done.completedAt).toBeInstanceOf(Date);
+    expect(await history(t.id)).toEqual([
+      { from: 'pending', to: 'processing', source: 'webhook', payload: { n: 1 }, actor_id: actor },
+      { from: 'processing', to: 'success', source: 'reconciliation', payload: null, actor_id: null },
+    ]);
+  });
+
+  describe('moveIfFrom (claim: move the row once, in one statement)', () => {
+    it('moved: the row, its history entry (from the status it left) and the outbox message, together', async () => {
+      await subscribeAll();
+      const t = await row('pending');
+      const moved = await repo.moveIfFrom(
+        t.id,
+        movableFrom('payout', 'success', 'webhook'),
+        'success',
+        { ...move('webhook'), entry: { source: 'webhook', payload: { event: 'x' }, actorId: null } },
+        { type: 'payout.succeeded', data: { id: t.id } } as { type: string },
+      );
+      expect(moved).toMatchObject({ id: t.id, status: 'success', amount: 10_000n });
+      expect(moved?.completedAt).toBeInstanceOf(Date);
+      expect(await history(t.id)).toEqual([
+        { from: 'pending', to: 'success', source: 'webhook', payload: { event: 'x' }, actor_id: null },
+      ]);
+      expect(await outboxFor(t.id)).toEqual([{ event_type: 'payout.succeeded' }]);
+    });
+
+    it('keeps failureReason when given and the existing one when not', async () => {
+      const t = await row('pending');
+      const failed = await repo.moveIfFrom(t.id, ['pending'], 'failed', move('webhook', 'insufficient funds'), null);
+      expect(failed).toMatchObject({ status: 'failed', failureReason: 'insufficient funds' });
+      const reversed = await repo.moveIfFrom(t.id, ['failed'], 'reversed', move('webhook'), null);
+      expect(reversed).toMatchObject({ status: 'reversed', failureReason: 'insufficient funds' });
+    });
+
+    it('refused by the state table: a status not in `from` moves nothing and writes nothing', async () => {
+      const t = await row('success');
+      expect(movableFrom('payout', 'failed', 'webhook')).not.toContain('success');
+      expect(
+        await repo.moveIfFrom(t.id, movableFrom('payout', 'failed', 'webhook'), 'failed', move('webhook'), {
+          type: 'payout.failed',
+        }),
+      ).toBeNull();
+      expect(await repo.find(t.id)).toMatchObject({ status: 'success' });
+      expect(await history(t.id)).toEqual([]);
+      expect(await outboxFor(t.id)).toEqual([]);
+    });
+
+    it('an unknown id moves nothing', async () => {
+      expect(await repo.moveIfFrom(randomUUID(), ['pending'], 'success', move(), null)).toBeNull();
+    });
+
+    it('lost race: of concurrent claims on one row exactly one moves it; a later one finds it already moved', async () => {
+      const t = await row('pending');
+      const results = await Promise.all(
+        (['success', 'failed', 'success', 'failed'] as const).map((to) =>
+          repo.moveIfFrom(t.id, ['pending'], to, move('webhook'), null),
+        ),
+      );
+      const winners = results.filter((r) => r !== null);
+      expect(winners).toHaveLength(1);
+      expect(await history(t.id)).toHaveLength(1);
+      expect(await repo.moveIfFrom(t.id, ['pending'], 'success', move('webhook'), null)).toBeNull();
+      expect((await repo.find(t.id))?.status).toBe(winners[0]?.status);
+    });
+
+    it('needs_review: only the manual sources leave it, and the manual sources leave nothing else', async () => {
+      const t = await row('needs_review');
+      for (const source of ['webhook', 'reconciliation', 'api'] as const) {
+        expect(
+          await repo.moveIfFrom(t.id, movableFrom('payout', 'success', source), 'success', move('webhook'), null),
+        ).toBeNull();
+      }
+      const pending = await row('pending');
+      expect(
+        await repo.moveIfFrom(pending.id, movableFrom('payout', 'success', 'manual'), 'success', move('manual'), null),
+      ).toBeNull();
+      const resolved = await repo.moveIfFrom(
+        t.id,
+        movableFrom('payout', 'success', 'manual'),
+        'success',
+        move('manual'),
+        null,
+      );
+      expect(resolved).toMatchObject({ status: 'success' });
+      expect(await history(t.id)).toEqual([
+        { from: 'needs_review', to: 'success', source: 'manual', payload: null, actor_id: null },
+      ]);
+    });
+  });
+
+  it('findByProviderIdOrReference: by provider id (preferred), by reference, of the asked kind only', async () => {
+    const byProvider = await row('pending', 'payout', `po-${randomUUID()}`);
+    const byReference = await row('pending', 'payout');
+    expect((await repo.findByProviderIdOrReference('payout', byProvider.providerId, byReference.reference))?.id).toBe(
+      byProvider.id,
+    );
+    expect((await repo.findByProviderIdOrReference('payout', null, byReference.reference))?.id).toBe(byReference.id);
+    expect(await repo.findByProviderIdOrReference('collection', byProvider.providerId, null)).toBeNull();
+    expect(await repo.findByProviderIdOrReference('payout', 'nobody', 'nothing')).toBeNull();
+  });
+});
