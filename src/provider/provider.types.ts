@@ -1,7 +1,7 @@
 /**
  * The provider's WIRE types, exactly as provider-api.md documents them: request bodies and the
  * `data` of each response. Nothing outside `src/provider` should import these; the rest of the
- * gateway sees `provider.models.ts`. Money fields are `number | string` where the doc says the
+ * gateway sees `provider.models.ts` (which names the shapes that need no normalising by alias). Money fields are `number | string` where the doc says the
  * provider mixes them ("Monetary fields appear as numbers in some responses and as strings in
  * others"); codes are lower-case as the provider writes them. Which fields are always present is
  * "not shown", so the mappers check every field they read.
