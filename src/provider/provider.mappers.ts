@@ -8,6 +8,7 @@
  */
 import { normaliseCurrency, parseRate, type Rounding } from '../common/money';
 import { storableText } from '../common/storable-text';
+import { cardMovementStatus } from './card-events.mapper';
 import { type AmountUnit, fromWireAmount, unitOf } from './provider-units';
 import type {
   ProviderBeneficiary,
@@ -543,7 +544,7 @@ export function toCardTransaction(
     ...base(data, f),
     reference: f.str('reference'),
     cardId: f.str('cardId'),
-    status: f.code('status'),
+    status: cardMovementStatus(f.code('status')),
     type: f.code('type'),
     method: f.optCode('method'),
     narrative: f.optStr('narrative'),

@@ -334,8 +334,8 @@ export interface CardAmountInput {
 export interface ProviderCardTransaction extends ProviderRecord {
   reference: string;
   cardId: string;
-  /** `pending` on creation; `success` in listings. */
-  status: string;
+  /** `pending` on creation; `success` in listings; null for a spelling the provider documents nowhere (`cardMovementStatus`). */
+  status: CardMovementStatus | null;
   type: string;
   /** `topup` or `withdrawal`. */
   method: string | null;
@@ -359,3 +359,96 @@ export interface ProviderCardTransactionPage {
   meta: ProviderPageMeta;
   raw: Record<string, unknown>;
 }
+
+// ---- Card movements and card events ----
+
+/**
+ * A card movement's status in the gateway's terms (the ledger's statuses), read from the
+ * provider's spellings by `cardMovementStatus`: `pending` / `processing` → `pending`;
+ * `success` / `successful` / `completed` → `success`; `failed` / `declined` → `failed`; `reversed`.
+ */
+export type CardMovementStatus = 'pending' | 'success' | 'failed' | 'reversed';
+
+/** The three kinds of card money movement (the ledger's kinds). */
+export type CardMovementKind = 'card_topup' | 'card_withdrawal' | 'card_spend';
+
+/**
+ * A card money movement as the provider reports it (a row of its card-transaction listing, or a
+ * spend callback), in the gateway's terms; built by the one `cardMovementOf` (card-events.mapper.ts).
+ */
+export interface CardMovement {
+  /** The provider's card-transaction id. */
+  providerId: string;
+  /** The provider's reference, when it gives one (the gateway's own for top-ups and withdrawals). */
+  reference: string | null;
+  kind: CardMovementKind;
+  /** `credit` adds to the card's balance, `debit` takes from it. */
+  direction: 'credit' | 'debit';
+  status: CardMovementStatus;
+  /** Minor units of `currency` (USD cents). */
+  amountMinor: bigint;
+  currency: string;
+  narrative: string | null;
+  /** Why a `failed` movement failed (a decline's reason); null otherwise. */
+  failureReason: string | null;
+  createdAt: Date | null;
+  /** What the provider sent for it, card secrets removed. */
+  raw: Record<string, unknown>;
+}
+
+/** Card details a creation callback carries (never the number or CVV). */
+export interface CardEventDetails {
+  last4: string | null;
+  /** Lower-case card network. */
+  brand: string | null;
+  nameOnCard: string | null;
+  /** MM/YYYY (or MM/YY), the provider's `valid`. */
+  validThru: string | null;
+  /** The provider's `expiry` timestamp; null when absent (an unreadable one is an invalid Date). */
+  expiresAt: Date | null;
+  billingAddress: Record<string, unknown> | null;
+}
+
+/**
+ * A card callback (provider-webhooks.md "Event names", `virtualcard.*`) in the gateway's terms:
+ * - `card.created`: `virtualcard.created.success|failed`; `inProgress` when a success names its
+ *   creation still `pending` (no result yet); `details` on success only.
+ * - `card.topup` / `card.withdrawal`: `virtualcard.topup|withdrawal.success|failed` settling the
+ *   gateway's movement; `status` is the event's own status when it states one (`pending`: still in
+ *   progress); `amountMinor` null when the event names no amount; `reason` the failure reason.
+ * - `card.spend`: `virtualcard.transaction.debit|credit|declined` (a decline is a `failed`
+ *   movement; one without an amount moved nothing: 0); `movement` null when the event has no id.
+ * - `card.spend_reversed`: `virtualcard.transaction.reversed`, naming the spend given back.
+ * - `card_holder.kyc`: `virtualcard.user.kyc.success|failed` (by card user id, else e-mail, lower-case).
+ * The card, movement and card user are named by the provider's ids; the inbox row keeps the event's
+ * `id` and `reference` too.
+ */
+export type CardEvent =
+  | {
+      type: 'card.created';
+      result: 'success' | 'failed';
+      inProgress: boolean;
+      reason: string | null;
+      details: CardEventDetails | null;
+    }
+  | {
+      type: 'card.topup' | 'card.withdrawal';
+      result: 'success' | 'failed';
+      status: CardMovementStatus | null;
+      amountMinor: bigint | null;
+      reason: string | null;
+    }
+  | { type: 'card.spend'; cardProviderId: string | null; movement: CardMovement | null }
+  | {
+      type: 'card.spend_reversed';
+      cardProviderId: string | null;
+      providerId: string | null;
+      reference: string | null;
+    }
+  | {
+      type: 'card_holder.kyc';
+      result: 'success' | 'failed';
+      providerUserId: string | null;
+      email: string | null;
+      reason: string | null;
+    };

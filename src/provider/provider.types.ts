@@ -401,3 +401,41 @@ export interface WireCardTransactionList {
   cardTransactions: WireCardTransaction[];
   meta: WirePageMeta;
 }
+
+// ---- Card events (provider-webhooks.md "Event names", `virtualcard.*`) ----
+
+/** `data` of `virtualcard.created.success|failed`: the card record (success) or its id, reference and reason. */
+export interface WireCardCreatedEvent {
+  id: string;
+  reference: string;
+  status: string;
+  /** `pending` while the creation runs. */
+  createdStatus: string;
+  reason: string;
+  last4: string;
+  cardBrand: string;
+  cardName: string;
+  /** MM/YYYY. */
+  valid: string;
+  expiry: WireTimestamp;
+  billingAddress: Record<string, unknown>;
+}
+
+/** `data` of `virtualcard.topup|withdrawal.*` and `virtualcard.transaction.*`; `amount` in CARD_EVENT_AMOUNT_UNIT (provider-units.ts). */
+export interface WireCardMoneyEvent {
+  id: string;
+  cardId: string;
+  amount: WireMoney;
+  status: string;
+  reference: string;
+  narrative: string;
+  reason: string;
+}
+
+/** `data` of `virtualcard.user.kyc.success|failed`: `id` is the provider's card user id. */
+export interface WireCardKycEvent {
+  id: string;
+  customerEmail: string;
+  status: string;
+  reason: string;
+}
