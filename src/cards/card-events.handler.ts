@@ -51,9 +51,8 @@ export class CardEventsHandler implements OnModuleInit {
       case 'card.withdrawal':
         return this.applyMoney(inbox, event);
       case 'card.spend':
-        return this.applySpend(inbox, event);
       case 'card.spend_reversed':
-        return this.applyReversal(inbox, event);
+        return this.applySpend(inbox, event);
       case 'card_holder.kyc':
         return this.applyKyc(event);
     }
@@ -111,29 +110,24 @@ export class CardEventsHandler implements OnModuleInit {
 
   /**
    * `card.spend` (debit, credit, declined) → a `card_spend` row (balance − / +; a decline a `failed`
-   * one, no money moved), upserted by the provider's id.
+   * one, no money moved), upserted by the provider's id; `card.spend_reversed` → the spend it names
+   * (by provider id, else reference) `reversed`: the spend given back.
    */
   private async applySpend(
     { row }: InboxEvent,
-    event: Extract<CardEvent, { type: 'card.spend' }>,
+    event: Extract<CardEvent, { type: 'card.spend' | 'card.spend_reversed' }>,
   ): Promise<WebhookOutcome> {
     const card = event.cardProviderId ? await this.cards.findByProvider(event.cardProviderId, null) : null;
-    if (!card || !event.movement) return 'unmatched';
-    return this.cardLedger.applyProviderMovement(card, event.movement, 'webhook', row.payload as Prisma.InputJsonValue);
-  }
-
-  /** `card.spend_reversed` → the spend it names (by provider id, else reference) `reversed`: the spend given back. */
-  private async applyReversal(
-    { row }: InboxEvent,
-    event: Extract<CardEvent, { type: 'card.spend_reversed' }>,
-  ): Promise<WebhookOutcome> {
-    const card = event.cardProviderId ? await this.cards.findByProvider(event.cardProviderId, null) : null;
-    if (!card || !event.providerId) return 'unmatched';
-    const spend = await this.cards.findSpend(card.id, event.providerId, event.reference);
+    if (!card) return 'unmatched';
+    const payload = row.payload as Prisma.InputJsonValue;
+    if (event.type === 'card.spend') {
+      return event.movement
+        ? this.cardLedger.applyProviderMovement(card, event.movement, 'webhook', payload)
+        : 'unmatched';
+    }
+    const spend = event.providerId ? await this.cards.findSpend(card.id, event.providerId, event.reference) : null;
     if (!spend) return 'unmatched';
-    const { outcome } = await this.cardLedger.settle(spend.id, 'reversed', 'webhook', {
-      payload: row.payload as Prisma.InputJsonValue,
-    });
+    const { outcome } = await this.cardLedger.settle(spend.id, 'reversed', 'webhook', { payload });
     return outcome;
   }
 
