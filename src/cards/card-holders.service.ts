@@ -26,9 +26,6 @@ export function toCardHolderDto(row: CardHolder): CardHolderDto {
   };
 }
 
-/** Provider statuses of a card user that mean KYC was refused at once. */
-const REFUSED_USER_STATUSES = ['failed', 'rejected', 'declined'];
-
 /**
  * Card holders: customers onboarded as card users at the provider (provider-api.md
  * "registercarduser": "must precede card issuing for that customer"). Written ahead like a payout:
@@ -117,7 +114,7 @@ export class CardHoldersService {
       throw error;
     }
 
-    const refused = REFUSED_USER_STATUSES.includes(upstream.status ?? '');
+    const refused = upstream.kycRefused;
     const answer: CardHolderPatch = {
       providerPayload: upstream.raw as Prisma.InputJsonValue,
       ...(refused ? { failureReason: `The provider refused KYC (${upstream.status}).` } : {}),

@@ -268,7 +268,10 @@ export type RegisterCardUserInput = WireRegisterCardUserRequest;
 /** The register-card-user answer, whose body is "not shown": whatever id and status it has. */
 export interface ProviderCardUser {
   id: string | null;
+  /** Lower-case. */
   status: string | null;
+  /** Whether `status` says KYC was refused at once (`failed`, `rejected` or `declined`). */
+  kycRefused: boolean;
   raw: Record<string, unknown>;
 }
 
