@@ -133,11 +133,6 @@ export default defineConfig(
     ignores: ['src/**/*.repository.ts', 'src/database/**', 'src/cli/**', 'src/**/*.spec.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: DATABASE_ACCESS }] },
   },
-  {
-    // TEMPORARY until cards repositories land: the cards services still query through PrismaService.
-    files: ['src/cards/**/*.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': 'off' },
-  },
 
   // Where the rules are changed, and why.
   {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { ConflictError, ErrorCode, FieldError, NotFoundError, ProviderError, ValidationError } from '../common/errors';
+import { ConflictError, ErrorCode, FieldError, ProviderError, ValidationError } from '../common/errors';
 import { CustomersService } from '../customers/customers.service';
-import { isUniqueViolation, PrismaService } from '../database/prisma.service';
+import { isUniqueViolation } from '../database/unique-violation';
 import type { CardHolder, Prisma } from '../generated/prisma/client';
 import { ProviderCardUser, ProviderClient } from '../provider';
 import { CardHolderAddressDto, CardHolderDto, CreateCardHolderDto } from './card-holder.dto';
@@ -26,9 +26,6 @@ export function toCardHolderDto(row: CardHolder): CardHolderDto {
   };
 }
 
-/** Provider statuses of a card user that mean KYC was refused at once. */
-const REFUSED_USER_STATUSES = ['failed', 'rejected', 'declined'];
-
 /**
  * Card holders: customers onboarded as card users at the provider (provider-api.md
  * "registercarduser": "must precede card issuing for that customer"). Written ahead like a payout:
@@ -43,7 +40,6 @@ const REFUSED_USER_STATUSES = ['failed', 'rejected', 'declined'];
 @Injectable()
 export class CardHoldersService {
   constructor(
-    private readonly prisma: PrismaService,
     private readonly provider: ProviderClient,
     private readonly customers: CustomersService,
     private readonly cards: CardsRepository,
@@ -118,7 +114,7 @@ export class CardHoldersService {
       throw error;
     }
 
-    const refused = REFUSED_USER_STATUSES.includes(upstream.status ?? '');
+    const refused = upstream.kycRefused;
     const answer: CardHolderPatch = {
       providerPayload: upstream.raw as Prisma.InputJsonValue,
       ...(refused ? { failureReason: `The provider refused KYC (${upstream.status}).` } : {}),
@@ -130,10 +126,7 @@ export class CardHoldersService {
       });
       if (outcome === 'refused') {
         // Its KYC callback overtook this answer (matched by email): keep its status, add the id.
-        await this.prisma.cardHolder.updateMany({
-          where: { id: holder.id, providerUserId: null },
-          data: { providerUserId: upstream.id },
-        });
+        if (upstream.id) await this.cards.attachProviderUserId(holder.id, upstream.id);
       }
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -141,7 +134,7 @@ export class CardHoldersService {
       await this.cards.moveHolder(holder, 'refuse', { ...answer, failureReason: reason });
       throw new ConflictError(reason, undefined, { cardHolderId: holder.id });
     }
-    return toCardHolderDto(await this.prisma.cardHolder.findUniqueOrThrow({ where: { id: holder.id } }));
+    return toCardHolderDto(await this.cards.requireHolder(holder.id));
   }
 
   /**
@@ -169,9 +162,7 @@ export class CardHoldersService {
 
   /** @throws NotFoundError (404). */
   async get(id: string): Promise<CardHolderDto> {
-    const row = await this.prisma.cardHolder.findUnique({ where: { id } });
-    if (!row) throw new NotFoundError('Card holder', id);
-    return toCardHolderDto(row);
+    return toCardHolderDto(await this.cards.requireHolder(id));
   }
 
   private alreadyRegistered(holder: CardHolder): ConflictError {

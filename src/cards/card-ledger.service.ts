@@ -1,44 +1,12 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { NotFoundError } from '../common/errors';
-import { isUniqueViolation, PrismaService } from '../database/prisma.service';
-import type {
-  Card,
-  Prisma,
-  StatusChangeSource,
-  Transaction,
-  TransactionDirection,
-  TransactionKind,
-  TransactionStatus,
-} from '../generated/prisma/client';
-import { CARD_CURRENCY } from '../provider';
+import { isUniqueViolation } from '../database/unique-violation';
+import type { Card, Prisma, StatusChangeSource, Transaction, TransactionStatus } from '../generated/prisma/client';
+import { CARD_CURRENCY, type CardMovement } from '../provider';
 import { LedgerService, TransactionPatch, TransitionOutcome } from '../transactions/ledger.service';
-import { canTransition } from '../transactions/transaction-state';
 import { balanceEffect } from './card-rules';
 import { CardsRepository } from './cards.repository';
 
 type Tx = Prisma.TransactionClient;
-
-/** The card money movement kinds of the ledger. */
-export const CARD_TRANSACTION_KINDS: TransactionKind[] = ['card_topup', 'card_withdrawal', 'card_spend'];
-
-/** A card movement as the provider reports it (listing, or a spend callback), in the gateway's terms. */
-export interface ProviderCardMovement {
-  /** The provider's card-transaction id. */
-  providerId: string;
-  /** The provider's reference, when it gives one (ours for top-ups and withdrawals). */
-  reference: string | null;
-  kind: TransactionKind;
-  direction: TransactionDirection;
-  status: TransactionStatus;
-  /** USD minor units. */
-  amount: bigint;
-  currency?: string;
-  narrative: string | null;
-  failureReason?: string | null;
-  createdAt?: Date | null;
-  /** What the provider sent (card secrets already stripped), kept on the row and in its history. */
-  payload: Prisma.InputJsonValue;
-}
 
 /**
  * Card money movements on the ledger: status moves through `LedgerService.transition` (the one
@@ -50,7 +18,6 @@ export interface ProviderCardMovement {
 @Injectable()
 export class CardLedgerService implements OnModuleInit {
   constructor(
-    private readonly prisma: PrismaService,
     private readonly ledger: LedgerService,
     private readonly cards: CardsRepository,
   ) {}
@@ -68,8 +35,7 @@ export class CardLedgerService implements OnModuleInit {
 
   /**
    * Moves a card movement's ledger row to `to` (forward only, transaction-state.ts) and applies
-   * its balance effect. A row still `created` (the provider's answer not yet recorded, its callback
-   * first) steps through `pending` on the way to `success`.
+   * its balance effect, in one database transaction (the row locked: CardsRepository.lockMovement).
    * @throws NotFoundError (404).
    */
   async settle(
@@ -79,31 +45,18 @@ export class CardLedgerService implements OnModuleInit {
     opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; tx?: Tx } = {},
   ): Promise<{ outcome: TransitionOutcome; transaction: Transaction }> {
     const run = async (tx: Tx) => {
-      const [row] = await tx.$queryRaw<
-        Array<{ kind: TransactionKind; status: TransactionStatus; direction: TransactionDirection; amount: bigint }>
-      >`SELECT kind, status, direction, amount FROM transactions WHERE id = ${id}::uuid FOR UPDATE`;
-      if (!row) throw new NotFoundError('Transaction', id);
-      let from = row.status;
-      if (
-        from !== to &&
-        !canTransition(row.kind, from, to) &&
-        canTransition(row.kind, from, 'pending') &&
-        canTransition(row.kind, 'pending', to)
-      ) {
-        await this.ledger.transition(id, 'pending', source, { tx, payload: opts.payload });
-        from = 'pending';
-      }
+      const row = await this.cards.lockMovement(id, tx);
       const result = await this.ledger.transition(id, to, source, { tx, patch: opts.patch, payload: opts.payload });
       if (result.outcome === 'applied' && result.transaction.cardId) {
         await this.cards.addToBalance(
           result.transaction.cardId,
-          balanceEffect(row.direction, BigInt(row.amount), from, to),
+          balanceEffect(row.direction, row.amount, row.status, to),
           tx,
         );
       }
       return result;
     };
-    return opts.tx ? run(opts.tx) : this.prisma.$transaction(run);
+    return opts.tx ? run(opts.tx) : this.cards.withTransaction(run);
   }
 
   /**
@@ -115,14 +68,20 @@ export class CardLedgerService implements OnModuleInit {
    */
   async applyProviderMovement(
     card: Card,
-    movement: ProviderCardMovement,
+    movement: CardMovement,
     source: StatusChangeSource,
+    payload: Prisma.InputJsonValue = movement.raw as Prisma.InputJsonValue,
   ): Promise<TransitionOutcome> {
     for (let attempt = 0; ; attempt++) {
-      const existing = await this.findMovement(card, movement);
-      if (existing) return this.updateMovement(existing, movement, source);
+      const existing = await this.cards.findCardMovement(
+        card.id,
+        movement.kind,
+        movement.providerId,
+        movement.reference,
+      );
+      if (existing) return this.updateMovement(existing, movement, source, payload);
       try {
-        await this.record(card, movement, source);
+        await this.record(card, movement, source, payload);
         return 'applied';
       } catch (error) {
         // Another delivery (callback vs. sync) recorded it first: apply to that row instead.
@@ -131,63 +90,57 @@ export class CardLedgerService implements OnModuleInit {
     }
   }
 
-  private async findMovement(card: Card, movement: ProviderCardMovement): Promise<Transaction | null> {
-    const byId = await this.prisma.transaction.findUnique({ where: { providerId: movement.providerId } });
-    if (byId) return byId;
-    if (!movement.reference) return null;
-    const byReference = await this.prisma.transaction.findUnique({ where: { reference: movement.reference } });
-    return byReference?.cardId === card.id && byReference.kind === movement.kind ? byReference : null;
-  }
-
   private async updateMovement(
     row: Transaction,
-    movement: ProviderCardMovement,
+    movement: CardMovement,
     source: StatusChangeSource,
+    payload: Prisma.InputJsonValue,
   ): Promise<TransitionOutcome> {
-    if (!row.providerId) {
-      await this.prisma.transaction
-        .updateMany({ where: { id: row.id, providerId: null }, data: { providerId: movement.providerId } })
-        .catch((error: unknown) => {
-          if (!isUniqueViolation(error)) throw error;
-        });
-    }
+    if (!row.providerId) await this.cards.attachMovementProviderId(row.id, movement.providerId);
     if (row.status === movement.status) return 'unchanged';
     const failed = movement.status === 'failed' && movement.failureReason;
     const { outcome } = await this.settle(row.id, movement.status, source, {
-      payload: movement.payload,
+      payload,
       patch: failed ? { failureReason: movement.failureReason } : undefined,
     });
     return outcome;
   }
 
   /** Records a movement first seen at the provider, with its balance effect, in one database transaction. */
-  private async record(card: Card, movement: ProviderCardMovement, source: StatusChangeSource): Promise<void> {
-    const taken = movement.reference
-      ? await this.prisma.transaction.findUnique({ where: { reference: movement.reference }, select: { id: true } })
-      : null;
-    await this.prisma.$transaction(async (tx) => {
+  private async record(
+    card: Card,
+    movement: CardMovement,
+    source: StatusChangeSource,
+    payload: Prisma.InputJsonValue,
+  ): Promise<void> {
+    const taken = movement.reference ? await this.cards.referenceTaken(movement.reference) : false;
+    await this.cards.withTransaction(async (tx) => {
       const row = await this.ledger.record(
         {
           kind: movement.kind,
           direction: movement.direction,
           status: movement.status,
-          amount: movement.amount,
-          currency: movement.currency ?? card.currency ?? CARD_CURRENCY,
+          amount: movement.amountMinor,
+          currency: movement.currency || card.currency || CARD_CURRENCY,
           customerId: card.customerId,
           cardId: card.id,
           providerId: movement.providerId,
           // The provider's reference when it is free, else one derived from its (unique) id.
           reference: movement.reference && !taken ? movement.reference : `provider-card-txn-${movement.providerId}`,
           description: movement.narrative,
-          failureReason: movement.failureReason ?? null,
-          providerPayload: movement.payload,
+          failureReason: movement.failureReason,
+          providerPayload: payload,
           ...(movement.createdAt ? { createdAt: movement.createdAt } : {}),
           ...(['success', 'failed', 'reversed'].includes(movement.status) ? { completedAt: new Date() } : {}),
         },
         source,
         tx,
       );
-      await this.cards.addToBalance(card.id, balanceEffect(movement.direction, movement.amount, null, row.status), tx);
+      await this.cards.addToBalance(
+        card.id,
+        balanceEffect(movement.direction, movement.amountMinor, null, row.status),
+        tx,
+      );
     });
   }
 }

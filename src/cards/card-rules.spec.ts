@@ -1,10 +1,4 @@
-import {
-  balanceEffect,
-  cardExpiry,
-  cardHolderProblems,
-  ledgerStatusOfCardTransaction,
-  topUpAmountProblems,
-} from './card-rules';
+import { balanceEffect, cardExpiry, cardHolderProblems, topUpAmountProblems } from './card-rules';
 
 describe('card rules', () => {
   it('top-up bounds are 300..250000 USD minor units, inclusive', () => {
@@ -33,14 +27,6 @@ describe('card rules', () => {
     expect(cardExpiry('03/29')).toEqual({ month: 3, year: 2029 });
     expect(cardExpiry('13/2029', new Date('2030-06-15T00:00:00Z'))).toEqual({ month: 6, year: 2030 });
     expect(cardExpiry(null, null)).toBeNull();
-  });
-
-  it('maps provider card-transaction statuses; unknown ones are left alone', () => {
-    expect(ledgerStatusOfCardTransaction('SUCCESS')).toBe('success');
-    expect(ledgerStatusOfCardTransaction('pending')).toBe('pending');
-    expect(ledgerStatusOfCardTransaction('declined')).toBe('failed');
-    expect(ledgerStatusOfCardTransaction('reversed')).toBe('reversed');
-    expect(ledgerStatusOfCardTransaction('weird')).toBeNull();
   });
 
   it('moves the balance once per success, and back on a reversal of a success', () => {

@@ -79,29 +79,6 @@ export function cardExpiry(
 }
 
 /**
- * The ledger status a provider card-transaction status means (listings, answers and events);
- * null for a status the provider documents nowhere (left alone rather than guessed).
- */
-export function ledgerStatusOfCardTransaction(status: string | null | undefined): TransactionStatus | null {
-  switch ((status ?? '').toLowerCase()) {
-    case 'pending':
-    case 'processing':
-      return 'pending';
-    case 'success':
-    case 'successful':
-    case 'completed':
-      return 'success';
-    case 'failed':
-    case 'declined':
-      return 'failed';
-    case 'reversed':
-      return 'reversed';
-    default:
-      return null;
-  }
-}
-
-/**
  * Effect of a ledger status move on the card's balance, in minor units (signed). A movement counts
  * once it is `success`: + for a credit to the card (top-up, merchant credit), − for a debit
  * (withdrawal, spend). A reversal of a successful movement gives it back; other moves change nothing.

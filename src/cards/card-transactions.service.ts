@@ -1,14 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { ConflictError, ValidationError } from '../common/errors';
-import { afterCursor, Page, toPage } from '../common/pagination';
+import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
-import { PrismaService } from '../database/prisma.service';
-import type { Card, Prisma, Transaction, TransactionKind } from '../generated/prisma/client';
-import { ProviderCardTransaction, ProviderClient } from '../provider';
+import type { Card, Prisma, Transaction } from '../generated/prisma/client';
+import { cardMovementOfListing, ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { toCardMovementDto } from '../transactions/transaction.mapper';
-import { CARD_TRANSACTION_KINDS, CardLedgerService, ProviderCardMovement } from './card-ledger.service';
-import { ledgerStatusOfCardTransaction, topUpAmountProblems } from './card-rules';
+import { CardLedgerService } from './card-ledger.service';
+import { topUpAmountProblems } from './card-rules';
 import { MONEY_MOVING_CARD_STATUSES } from './card-state';
 import { CardTransactionDto, ListCardTransactionsQueryDto } from './card.dto';
 import { CardsRepository } from './cards.repository';
@@ -22,34 +21,6 @@ export function toCardTransactionDto(row: Transaction): CardTransactionDto {
   return toCardMovementDto(row);
 }
 
-/** A row of the provider's card-transaction listing as a movement in the gateway's terms; null if its status is unknown. */
-export function movementOfListing(item: ProviderCardTransaction): ProviderCardMovement | null {
-  const status = ledgerStatusOfCardTransaction(item.status);
-  if (!status) return null;
-  const kind: TransactionKind =
-    item.method === 'topup' ? 'card_topup' : item.method === 'withdrawal' ? 'card_withdrawal' : 'card_spend';
-  return {
-    providerId: item.id,
-    reference: item.reference,
-    kind,
-    // `type` is `credit` for top-ups and withdrawals alike in the provider's samples: the method decides.
-    direction:
-      kind === 'card_topup'
-        ? 'credit'
-        : kind === 'card_withdrawal'
-          ? 'debit'
-          : item.type === 'credit'
-            ? 'credit'
-            : 'debit',
-    status,
-    amount: item.amountMinor,
-    currency: item.currency,
-    narrative: item.narrative,
-    createdAt: item.createdAt,
-    payload: item.raw as Prisma.InputJsonValue,
-  };
-}
-
 /**
  * Card money movements through the API: top-ups and withdrawals (provider-api.md
  * "virtualcards/topup", "virtualcards/withdraw"), written ahead on the ledger like payouts
@@ -60,7 +31,6 @@ export function movementOfListing(item: ProviderCardTransaction): ProviderCardMo
 @Injectable()
 export class CardTransactionsService {
   constructor(
-    private readonly prisma: PrismaService,
     private readonly ledger: LedgerService,
     private readonly provider: ProviderClient,
     private readonly cards: CardsRepository,
@@ -109,7 +79,7 @@ export class CardTransactionsService {
     // flight does not refuse it, by design: neither moves money, a frozen card keeps its balance,
     // and whether the provider takes a top-up or withdrawal on a frozen card is its call
     // (provider-api.md "States and transitions": not shown) — a refusal fails the row (422).
-    const { card, row } = await this.prisma.$transaction(async (tx) => {
+    const { card, row } = await this.cards.withTransaction(async (tx) => {
       const { card, inFlight } = await this.cards.lockForMoneyMove(cardId, tx);
       if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {
         throw new ConflictError(`Card ${card.id} is ${card.status}: it takes no top-ups or withdrawals.`, undefined, {
@@ -142,17 +112,17 @@ export class CardTransactionsService {
       const input = { cardId: card.providerId, amountMinor: amount, reference: row.reference };
       const upstream = topUp ? await this.provider.topUpCard(input) : await this.provider.withdrawFromCard(input);
       const payload = upstream.raw as Prisma.InputJsonValue;
-      await this.prisma.$transaction(async (tx) => {
+      await this.cards.withTransaction(async (tx) => {
         const moved = await this.cardLedger.settle(row.id, 'pending', 'api', {
           tx,
           patch: { providerId: upstream.id, providerPayload: payload },
         });
         if (moved.outcome === 'refused' && !moved.transaction.providerId) {
           // Its callback overtook this answer: keep the callback's status, add the provider's id.
-          await tx.transaction.update({ where: { id: row.id }, data: { providerId: upstream.id } });
+          await this.cards.attachMovementProviderId(row.id, upstream.id, tx);
         }
       });
-      const settled = ledgerStatusOfCardTransaction(upstream.status);
+      const settled = upstream.status;
       if (settled && settled !== 'pending') await this.cardLedger.settle(row.id, settled, 'api', { payload });
     } catch (error) {
       await this.ledger.recordProviderFailure(row.id, error);
@@ -171,11 +141,7 @@ export class CardTransactionsService {
     const card = await this.cards.requireCard(cardId);
     if (!query.cursor && query.refresh !== false) await this.sync(card);
     const limit = query.limit ?? 20;
-    const rows = await this.prisma.transaction.findMany({
-      where: { cardId: card.id, kind: { in: CARD_TRANSACTION_KINDS }, ...afterCursor(query.cursor) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
+    const rows = await this.cards.listMovements(card.id, query.cursor, limit);
     return toPage(rows, limit, toCardTransactionDto);
   }
 
@@ -191,10 +157,7 @@ export class CardTransactionsService {
    */
   async sync(card: Card): Promise<{ read: number; changed: number }> {
     if (!card.providerId) return { read: 0, changed: 0 };
-    const open = await this.prisma.transaction.findMany({
-      where: { cardId: card.id, status: { in: ['created', 'unknown', 'pending'] } },
-      select: { reference: true, providerId: true },
-    });
+    const open = await this.cards.openMovements(card.id);
     const unseen = new Set(open.map((row) => row.reference));
     let read = 0;
     let changed = 0;
@@ -207,7 +170,7 @@ export class CardTransactionsService {
       let pageChanged = 0;
       for (const item of listing.transactions) {
         read += 1;
-        const movement = movementOfListing(item);
+        const movement = cardMovementOfListing(item);
         if (!movement) continue;
         const seen = open.find(
           (row) =>

@@ -1,9 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { NotFoundError } from '../common/errors';
+import { afterCursor } from '../common/pagination';
 import type { Env } from '../config/env';
-import { PrismaService } from '../database/prisma.service';
-import { Prisma, type Card, type CardHolder, type CardStatus } from '../generated/prisma/client';
+import { isUniqueViolation, PrismaService } from '../database/prisma.service';
+import {
+  Prisma,
+  type Card,
+  type CardHolder,
+  type CardStatus,
+  type Transaction,
+  type TransactionDirection,
+  type TransactionKind,
+  type TransactionStatus,
+} from '../generated/prisma/client';
 import {
   CARD_HOLDER_MOVES,
   CARD_MOVES,
@@ -29,6 +39,17 @@ export type CardMoveResult = { outcome: 'applied' | 'unchanged' | 'refused'; car
  */
 export type TransitionClaim = { outcome: 'claimed'; startedAt: Date } | { outcome: 'refused'; card: Card };
 
+/** The card money movement kinds of the ledger. */
+export const CARD_TRANSACTION_KINDS: TransactionKind[] = ['card_topup', 'card_withdrawal', 'card_spend'];
+
+/** A card movement's ledger row as `lockMovement` reads it (amount in minor units). */
+export type LockedMovement = {
+  kind: TransactionKind;
+  status: TransactionStatus;
+  direction: TransactionDirection;
+  amount: bigint;
+};
+
 /** Card holder fields written with its registration (everything but id, customer and status). */
 export type CardHolderPatch = Omit<Prisma.CardHolderUncheckedUpdateInput, 'id' | 'status' | 'customerId'>;
 
@@ -46,6 +67,11 @@ export class CardsRepository {
     config: ConfigService<Env, true>,
   ) {
     this.leaseMs = CARD_TRANSITION_LEASE_TIMEOUTS * config.get('PROVIDER_TIMEOUT_MS', { infer: true });
+  }
+
+  /** Runs `work` in one database transaction (a card move with its ledger rows and outbox messages). */
+  withTransaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(work);
   }
 
   /** @throws NotFoundError (404). */
@@ -215,5 +241,152 @@ export class CardsRepository {
       data: { ...patch, status: rule.to },
     });
     return moved.count === 1 ? 'applied' : 'refused';
+  }
+
+  /**
+   * Writes a new card in status `created`, ahead of the provider's create call (write-ahead).
+   * @throws the unique violation when `reference` is already used (the caller answers 409).
+   */
+  createCard(
+    data: Omit<Prisma.CardUncheckedCreateInput, 'status' | 'balance'>,
+    tx: Tx | PrismaService = this.prisma,
+  ): Promise<Card> {
+    return tx.card.create({ data: { ...data, status: 'created' } });
+  }
+
+  /**
+   * Sets the provider's card id on a card that has none yet (the creation callback overtook the
+   * create call's answer and moved the card first). A conditional update: a card that already has
+   * one keeps it. Returns whether it was set.
+   */
+  async attachProviderId(id: string, providerId: string, tx: Tx | PrismaService = this.prisma): Promise<boolean> {
+    const set = await tx.card.updateMany({ where: { id, providerId: null }, data: { providerId } });
+    return set.count === 1;
+  }
+
+  /** One page of cards, newest first (keyset on createdAt, id), `limit + 1` rows to tell whether more follow. */
+  listCards(filter: { customerId?: string; status?: CardStatus; cursor?: string }, limit: number): Promise<Card[]> {
+    return this.prisma.card.findMany({
+      where: {
+        ...(filter.customerId ? { customerId: filter.customerId } : {}),
+        ...(filter.status ? { status: filter.status } : {}),
+        ...afterCursor(filter.cursor),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+    });
+  }
+
+  /** @throws NotFoundError (404). */
+  async requireHolder(id: string): Promise<CardHolder> {
+    const holder = await this.prisma.cardHolder.findUnique({ where: { id } });
+    if (!holder) throw new NotFoundError('Card holder', id);
+    return holder;
+  }
+
+  /**
+   * The card holder a KYC callback names: by the provider's card user id, else by the customer's
+   * e-mail (lower-case, as stored). Null when neither matches.
+   */
+  async findHolderForKyc(providerUserId: string | null, email: string | null): Promise<CardHolder | null> {
+    const byUser = providerUserId ? await this.prisma.cardHolder.findUnique({ where: { providerUserId } }) : null;
+    if (byUser) return byUser;
+    return email ? this.prisma.cardHolder.findFirst({ where: { customer: { email } } }) : null;
+  }
+
+  /**
+   * Sets the provider's card user id on a holder that has none yet (its KYC callback, matched by
+   * e-mail, overtook the registration's answer). Conditional: an id already there stays. Returns
+   * whether it was set.
+   * @throws the unique violation when another holder has that card user id.
+   */
+  async attachProviderUserId(holderId: string, providerUserId: string): Promise<boolean> {
+    const set = await this.prisma.cardHolder.updateMany({
+      where: { id: holderId, providerUserId: null },
+      data: { providerUserId },
+    });
+    return set.count === 1;
+  }
+
+  // ---- Card movements on the ledger (rows of `transactions` with a card id) ----
+  // The reads and the one conditional write the card ledger needs that LedgerService does not
+  // offer; status moves and new rows go through LedgerService alone.
+
+  /**
+   * Locks a card movement's ledger row (FOR UPDATE, until `tx` ends) and reads what its balance
+   * effect needs: kind, status, direction, amount.
+   * @throws NotFoundError (404).
+   */
+  async lockMovement(id: string, tx: Tx): Promise<LockedMovement> {
+    const [row] = await tx.$queryRaw<LockedMovement[]>`
+      SELECT kind, status, direction, amount FROM transactions WHERE id = ${id}::uuid FOR UPDATE`;
+    if (!row) throw new NotFoundError('Transaction', id);
+    return { ...row, amount: BigInt(row.amount) };
+  }
+
+  /**
+   * The ledger row of a movement the provider reports for a card: the row with the provider's
+   * id (whatever its card or kind: the id is unique), else the row with its reference when that
+   * row is this card's and of this kind. Null when neither.
+   */
+  async findCardMovement(
+    cardId: string,
+    kind: TransactionKind,
+    providerId: string,
+    reference: string | null,
+  ): Promise<Transaction | null> {
+    const byId = await this.prisma.transaction.findUnique({ where: { providerId } });
+    if (byId) return byId;
+    if (!reference) return null;
+    const byReference = await this.prisma.transaction.findUnique({ where: { reference } });
+    return byReference?.cardId === cardId && byReference.kind === kind ? byReference : null;
+  }
+
+  /** The card's movement with the provider's id, else the one with the reference. Null when neither. */
+  async findSpend(cardId: string, providerId: string | null, reference: string | null): Promise<Transaction | null> {
+    const byId = providerId ? await this.prisma.transaction.findFirst({ where: { cardId, providerId } }) : null;
+    if (byId) return byId;
+    return reference ? this.prisma.transaction.findFirst({ where: { cardId, reference } }) : null;
+  }
+
+  /** Whether any ledger row already has `reference`. */
+  async referenceTaken(reference: string): Promise<boolean> {
+    return (await this.prisma.transaction.count({ where: { reference } })) > 0;
+  }
+
+  /**
+   * Sets the provider's id on a card movement that has none (the first answer or callback naming
+   * it). Conditional: an id already there stays; an id another row already has is left off (the
+   * unique violation is swallowed). Returns whether it was set.
+   */
+  async attachMovementProviderId(
+    id: string,
+    providerId: string,
+    tx: Tx | PrismaService = this.prisma,
+  ): Promise<boolean> {
+    try {
+      const set = await tx.transaction.updateMany({ where: { id, providerId: null }, data: { providerId } });
+      return set.count === 1;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      return false;
+    }
+  }
+
+  /** One page of the card's movements, newest first (keyset on createdAt, id), `limit + 1` rows. */
+  listMovements(cardId: string, cursor: string | undefined, limit: number): Promise<Transaction[]> {
+    return this.prisma.transaction.findMany({
+      where: { cardId, kind: { in: CARD_TRANSACTION_KINDS }, ...afterCursor(cursor) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+    });
+  }
+
+  /** The card's movements still open (`created`, `unknown`, `pending`): their references and provider ids. */
+  openMovements(cardId: string): Promise<Array<{ reference: string; providerId: string | null }>> {
+    return this.prisma.transaction.findMany({
+      where: { cardId, status: { in: ['created', 'unknown', 'pending'] } },
+      select: { reference: true, providerId: true },
+    });
   }
 }

@@ -9,10 +9,10 @@ import {
 } from '../common/errors';
 import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import { minorToNumber } from '../common/money';
-import { afterCursor, Page, toPage } from '../common/pagination';
+import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import { CustomersService } from '../customers/customers.service';
-import { isUniqueViolation, PrismaService } from '../database/prisma.service';
+import { isUniqueViolation } from '../database/unique-violation';
 import type { Card, CardStatus, Prisma, StatusChangeSource } from '../generated/prisma/client';
 import { OutboxService } from '../outbound/outbox.service';
 import {
@@ -102,7 +102,6 @@ export class CardsService {
   private readonly logger = new Logger('Cards');
 
   constructor(
-    private readonly prisma: PrismaService,
     private readonly ledger: LedgerService,
     private readonly provider: ProviderClient,
     private readonly customers: CustomersService,
@@ -141,19 +140,19 @@ export class CardsService {
 
     let written: { card: Card; fundingId: string | null };
     try {
-      written = await this.prisma.$transaction(async (tx) => {
-        const card = await tx.card.create({
-          data: {
+      written = await this.cards.withTransaction(async (tx) => {
+        const card = await this.cards.createCard(
+          {
             customerId: customer.id,
             cardHolderId: holder.id,
             brand: input.brand,
             type,
-            status: 'created',
             currency: CARD_CURRENCY,
             initialAmount: amount,
             reference,
           },
-        });
+          tx,
+        );
         // Under an Idempotency-Key, a retry after a crash is answered from this card (not its funding).
         await noteIdempotentResource(tx, 'card', card.id);
         const funding =
@@ -192,7 +191,7 @@ export class CardsService {
         firstName: holder.firstName,
         lastName: holder.lastName,
       });
-      await this.prisma.$transaction(async (tx) => {
+      await this.cards.withTransaction(async (tx) => {
         const patch: CardPatch = {
           createdStatus: upstream.createdStatus,
           providerPayload: upstream.raw as Prisma.InputJsonValue,
@@ -202,7 +201,7 @@ export class CardsService {
         const moved = await this.cards.move(card.id, 'accept', { ...patch, providerId: upstream.id }, tx);
         if (moved.outcome === 'refused' && !moved.card.providerId) {
           // The creation callback overtook this answer: keep its status, add the provider's id.
-          await tx.card.update({ where: { id: card.id }, data: { providerId: upstream.id } });
+          await this.cards.attachProviderId(card.id, upstream.id, tx);
         }
         if (fundingId) {
           await this.cardLedger.settle(fundingId, 'pending', 'api', {
@@ -223,7 +222,7 @@ export class CardsService {
       const refused =
         (error instanceof ProviderError && error.code === ErrorCode.ProviderRejected) ||
         error instanceof ProviderAmountMismatchError;
-      await this.prisma.$transaction(async (tx) => {
+      await this.cards.withTransaction(async (tx) => {
         const moved = await this.cards.move(
           card.id,
           refused ? 'refuse' : 'lose',
@@ -257,7 +256,11 @@ export class CardsService {
       payload?: Prisma.InputJsonValue;
     },
   ): Promise<CardMoveResult['outcome']> {
-    return this.prisma.$transaction(async (tx) => {
+    // The initial funding: the card's own reference names it (written with the card, never changed).
+    const card = await this.cards.requireCard(cardId);
+    const found = await this.ledger.findByProviderIdOrReference('card_topup', null, card.reference);
+    const funding = found?.cardId === cardId ? found : null;
+    return this.cards.withTransaction(async (tx) => {
       const current = await this.cards.requireCard(cardId, tx);
       const patch: CardPatch = {
         ...cardDetailsPatch({ ...opts.details, createdStatus: result }),
@@ -267,10 +270,6 @@ export class CardsService {
       };
       const moved = await this.cards.move(cardId, result === 'success' ? 'activate' : 'fail', patch, tx);
       if (moved.outcome === 'refused') return 'refused';
-      const funding = await tx.transaction.findFirst({
-        where: { cardId, kind: 'card_topup', reference: current.reference },
-        select: { id: true },
-      });
       const settled = funding
         ? await this.cardLedger.settle(funding.id, result, source, {
             tx,
@@ -295,15 +294,10 @@ export class CardsService {
   /** Newest first, keyset-paginated; optionally one customer's, optionally in one status. */
   async list(query: ListCardsQueryDto): Promise<Page<CardDto>> {
     const limit = query.limit ?? 20;
-    const rows = await this.prisma.card.findMany({
-      where: {
-        ...(query.customerId ? { customerId: query.customerId } : {}),
-        ...(query.status ? { status: query.status as CardStatus } : {}),
-        ...afterCursor(query.cursor),
-      },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
+    const rows = await this.cards.listCards(
+      { customerId: query.customerId, status: query.status as CardStatus | undefined, cursor: query.cursor },
+      limit,
+    );
     return toPage(rows, limit, toCardDto);
   }
 

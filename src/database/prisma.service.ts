@@ -2,7 +2,8 @@ import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { Env } from '../config/env';
-import { Prisma, PrismaClient } from '../generated/prisma/client';
+import { PrismaClient } from '../generated/prisma/client';
+export { isUniqueViolation } from './unique-violation';
 
 /**
  * Builds the adapter for a connection string. `?schema=NAME` selects a PostgreSQL schema (the
@@ -27,7 +28,3 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   }
 }
 
-/** Whether `error` is a unique-constraint violation (Prisma P2002): a concurrent writer got there first. */
-export function isUniqueViolation(error: unknown): boolean {
-  return error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
-}

@@ -15,3 +15,12 @@ export {
 } from './provider-units';
 export type { AmountUnit, AmountUnitRow, AmountUnitSettings } from './provider-units';
 export type * from './provider.models';
+export {
+  CARD_CREATED_EVENTS,
+  CARD_EVENTS,
+  CARD_KYC_EVENTS,
+  CARD_MONEY_EVENTS,
+  CARD_SPEND_EVENTS,
+  cardMovementOfListing,
+  readCardEvent,
+} from './card-events.mapper';

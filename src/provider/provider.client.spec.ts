@@ -901,7 +901,7 @@ describe('ProviderClient against a local HTTP provider', () => {
         houseName: 'h',
         userPhoto: 'p',
       });
-      expect(user).toEqual({ id: null, status: null, raw: {} });
+      expect(user).toEqual({ id: null, status: null, kycRefused: false, raw: {} });
     });
 
     it('refuses unsafe inputs before calling the provider', async () => {

@@ -5,6 +5,7 @@ import {
   maskCardNumbers,
   stripCardSecrets,
   toCard,
+  toCardUser,
   toCollection,
   toPayout,
   toSwapQuote,
@@ -169,5 +170,19 @@ describe('mappers', () => {
     });
     expect(JSON.stringify(card.raw)).not.toMatch(/5399|cvv|"123"/);
     expect(Object.values(card)).not.toContain('123');
+  });
+});
+
+describe('toCardUser', () => {
+  it('lower-cases the status and says whether it refuses KYC at once', () => {
+    expect(toCardUser({ id: 'cu_1', status: 'PENDING' })).toMatchObject({
+      id: 'cu_1',
+      status: 'pending',
+      kycRefused: false,
+    });
+    for (const status of ['FAILED', 'rejected', 'Declined']) {
+      expect(toCardUser({ id: 'cu_1', status }).kycRefused).toBe(true);
+    }
+    expect(toCardUser({})).toMatchObject({ id: null, status: null, kycRefused: false });
   });
 });

@@ -8,6 +8,7 @@
  */
 import { normaliseCurrency, parseRate, type Rounding } from '../common/money';
 import { storableText } from '../common/storable-text';
+import { cardMovementStatus } from './card-events.mapper';
 import { type AmountUnit, fromWireAmount, unitOf } from './provider-units';
 import type {
   ProviderBeneficiary,
@@ -469,10 +470,19 @@ export function toVirtualAccount(data: Data): ProviderVirtualAccount {
   };
 }
 
+/** Card user statuses that mean KYC was refused at once. */
+const REFUSED_CARD_USER_STATUSES = ['failed', 'rejected', 'declined'];
+
 /** Register-card-user answer ("not shown"): any `id` and `status` it carries. */
 export function toCardUser(data: Data): ProviderCardUser {
   const f = new Fields<{ id: string; status: string }>(data);
-  return { id: f.optStr('id'), status: f.optCode('status'), raw: stripCardSecrets(data) };
+  const status = f.optCode('status');
+  return {
+    id: f.optStr('id'),
+    status,
+    kycRefused: REFUSED_CARD_USER_STATUSES.includes(status ?? ''),
+    raw: stripCardSecrets(data),
+  };
 }
 
 /**
@@ -543,7 +553,7 @@ export function toCardTransaction(
     ...base(data, f),
     reference: f.str('reference'),
     cardId: f.str('cardId'),
-    status: f.code('status'),
+    status: cardMovementStatus(f.code('status')),
     type: f.code('type'),
     method: f.optCode('method'),
     narrative: f.optStr('narrative'),

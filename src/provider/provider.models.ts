@@ -9,7 +9,20 @@
  * Fields the gateway needs for money or state (ids, references, statuses, amounts, currencies,
  * expiries) are required: an answer without them is malformed (`provider_unavailable`).
  * Descriptive fields the doc does not promise are `null` when absent.
+ * Where the provider's shape needs no normalising (request bodies of plain strings, page meta), the
+ * model is an alias of its wire type in `provider.types.ts`: each shape is declared once.
  */
+
+import type {
+  WireCreateCustomerRequest,
+  WireCreateVirtualAccountRequest,
+  WireDestination,
+  WireFieldDescriptor,
+  WireInitializePayoutRequest,
+  WirePageMeta,
+  WireRegisterCardUserRequest,
+  WireUpdateCustomerRequest,
+} from './provider.types';
 
 /** Fields every provider record carries. */
 export interface ProviderRecord {
@@ -27,36 +40,16 @@ export interface ProviderCallOptions {
   requestId?: string;
 }
 
-/** Page meta of a provider listing (provider-api.md "Page meta"). */
-export interface ProviderPageMeta {
-  page: number;
-  take: number;
-  itemCount: number;
-  pageCount: number;
-  hasPreviousPage: boolean;
-  hasNextPage: boolean;
-}
+/** Page meta of a provider listing (provider-api.md "Page meta"): the wire shape as it is. */
+export type ProviderPageMeta = WirePageMeta;
 
 // ---- Customers ----
 
-/** Input of `createCustomer`. */
-export interface CreateCustomerInput {
-  firstName: string;
-  lastName: string;
-  email: string;
-  phone: string;
-  /** Dialling code, e.g. `+234`. */
-  countryCode: string;
-}
+/** Input of `createCustomer`: the provider's body as it is (`countryCode`: dialling code, e.g. `+234`). */
+export type CreateCustomerInput = WireCreateCustomerRequest;
 
-/** Input of `updateCustomer`: the provider's PUT needs firstName and email. */
-export interface UpdateCustomerInput {
-  firstName: string;
-  email: string;
-  lastName?: string;
-  phone?: string;
-  countryCode?: string;
-}
+/** Input of `updateCustomer`: the provider's PUT body as it is (firstName and email required). */
+export type UpdateCustomerInput = WireUpdateCustomerRequest;
 
 /** A customer at the provider. */
 export interface ProviderCustomer extends ProviderRecord {
@@ -107,11 +100,8 @@ export interface ProviderCollection extends ProviderRecord {
 
 // ---- Beneficiaries ----
 
-/** A payout destination: `type` (`BANK`, `MOBILEMONEY`, …) and the country's string fields. */
-export interface ProviderDestination {
-  type: string;
-  [field: string]: string;
-}
+/** A payout destination: `type` (`BANK`, `MOBILEMONEY`, …) and the country's string fields, as the provider writes it. */
+export type ProviderDestination = WireDestination;
 
 /** Input of `createBeneficiary`. */
 export interface CreateBeneficiaryInput {
@@ -133,17 +123,8 @@ export interface ProviderBeneficiary extends ProviderRecord {
   destination: ProviderDestination;
 }
 
-/** One field a destination type needs (provider-api.md "Country requirement"). */
-export interface ProviderDestinationField {
-  name: string;
-  type: string;
-  required: boolean;
-  /** The only allowed value. */
-  const?: string;
-  enum?: string[];
-  /** Regular expression the value must match. */
-  pattern?: string;
-}
+/** One field a destination type needs (provider-api.md "Country requirement"): `const` the only allowed value, `pattern` a regular expression. */
+export type ProviderDestinationField = WireFieldDescriptor;
 
 /** What a country needs for a beneficiary's destination. */
 export interface ProviderCountryRequirement {
@@ -159,17 +140,15 @@ export interface ProviderCountryRequirement {
 
 // ---- Payouts and transactions ----
 
-/** Input of `initializePayout`. */
-export interface InitializePayoutInput {
+/** Input of `initializePayout`: the provider's body with the amount in minor units. */
+export interface InitializePayoutInput extends Pick<
+  WireInitializePayoutRequest,
+  'reference' | 'customerEmail' | 'description' | 'beneficiaryId' | 'callbackUrl'
+> {
   /** Amount in minor units of `sourceCurrency` (sent as minor units, int32). */
   amountMinor: bigint;
   /** Wallet currency to debit (the provider's `sourceWalletCurrency`). */
   sourceCurrency: string;
-  reference: string;
-  customerEmail: string;
-  description: string;
-  beneficiaryId: string;
-  callbackUrl: string;
 }
 
 /** Input of `finalizePayout`. */
@@ -263,18 +242,8 @@ export interface ProviderSwap extends ProviderLedgerRecord {
 
 // ---- Virtual accounts ----
 
-/** Input of `createVirtualAccount`; `dateOfBirth` (yyyy-mm-dd) is required for `providus`. */
-export interface CreateVirtualAccountInput {
-  firstName: string;
-  lastName: string;
-  bvn?: string;
-  dateOfBirth?: string;
-  customerEmail: string;
-  reference: string;
-  /** `safehaven` or `providus`. */
-  bank: string;
-  phoneNumber: string;
-}
+/** Input of `createVirtualAccount`: the provider's body as it is; `dateOfBirth` (yyyy-mm-dd) is required for `providus`. */
+export type CreateVirtualAccountInput = WireCreateVirtualAccountRequest;
 
 /** A virtual bank account; `status` `active` on creation. */
 export interface ProviderVirtualAccount extends ProviderRecord {
@@ -290,33 +259,19 @@ export interface ProviderVirtualAccount extends ProviderRecord {
 
 // ---- Virtual cards ----
 
-/** Input of `registerCardUser` (KYC for card issuing). */
-export interface RegisterCardUserInput {
-  customerEmail: string;
-  idNumber: string;
-  /** e.g. `BVN`, `NIN`, `PASSPORT`. */
-  idType: string;
-  firstName: string;
-  lastName: string;
-  phoneNumber: string;
-  city: string;
-  state: string;
-  zipCode: string;
-  line1: string;
-  houseName: string;
-  /** Required for Nigerian customers. */
-  bvn?: string;
-  userPhoto: string;
-  /** yyyy-mm-dd; required for Ghanaian customers. */
-  dateOfBirth?: string;
-  country?: string;
-  idImage?: string;
-}
+/**
+ * Input of `registerCardUser` (KYC for card issuing): the provider's body as it is (`idType` e.g.
+ * `BVN`, `NIN`, `PASSPORT`; `bvn` required for Nigerian customers, `dateOfBirth` yyyy-mm-dd for Ghanaian ones).
+ */
+export type RegisterCardUserInput = WireRegisterCardUserRequest;
 
 /** The register-card-user answer, whose body is "not shown": whatever id and status it has. */
 export interface ProviderCardUser {
   id: string | null;
+  /** Lower-case. */
   status: string | null;
+  /** Whether `status` says KYC was refused at once (`failed`, `rejected` or `declined`). */
+  kycRefused: boolean;
   raw: Record<string, unknown>;
 }
 
@@ -382,8 +337,8 @@ export interface CardAmountInput {
 export interface ProviderCardTransaction extends ProviderRecord {
   reference: string;
   cardId: string;
-  /** `pending` on creation; `success` in listings. */
-  status: string;
+  /** `pending` on creation; `success` in listings; null for a spelling the provider documents nowhere (`cardMovementStatus`). */
+  status: CardMovementStatus | null;
   type: string;
   /** `topup` or `withdrawal`. */
   method: string | null;
@@ -407,3 +362,96 @@ export interface ProviderCardTransactionPage {
   meta: ProviderPageMeta;
   raw: Record<string, unknown>;
 }
+
+// ---- Card movements and card events ----
+
+/**
+ * A card movement's status in the gateway's terms (the ledger's statuses), read from the
+ * provider's spellings by `cardMovementStatus`: `pending` / `processing` → `pending`;
+ * `success` / `successful` / `completed` → `success`; `failed` / `declined` → `failed`; `reversed`.
+ */
+export type CardMovementStatus = 'pending' | 'success' | 'failed' | 'reversed';
+
+/** The three kinds of card money movement (the ledger's kinds). */
+export type CardMovementKind = 'card_topup' | 'card_withdrawal' | 'card_spend';
+
+/**
+ * A card money movement as the provider reports it (a row of its card-transaction listing, or a
+ * spend callback), in the gateway's terms; built by the one `cardMovementOf` (card-events.mapper.ts).
+ */
+export interface CardMovement {
+  /** The provider's card-transaction id. */
+  providerId: string;
+  /** The provider's reference, when it gives one (the gateway's own for top-ups and withdrawals). */
+  reference: string | null;
+  kind: CardMovementKind;
+  /** `credit` adds to the card's balance, `debit` takes from it. */
+  direction: 'credit' | 'debit';
+  status: CardMovementStatus;
+  /** Minor units of `currency` (USD cents). */
+  amountMinor: bigint;
+  currency: string;
+  narrative: string | null;
+  /** Why a `failed` movement failed (a decline's reason); null otherwise. */
+  failureReason: string | null;
+  createdAt: Date | null;
+  /** What the provider sent for it, card secrets removed. */
+  raw: Record<string, unknown>;
+}
+
+/** Card details a creation callback carries (never the number or CVV). */
+export interface CardEventDetails {
+  last4: string | null;
+  /** Lower-case card network. */
+  brand: string | null;
+  nameOnCard: string | null;
+  /** MM/YYYY (or MM/YY), the provider's `valid`. */
+  validThru: string | null;
+  /** The provider's `expiry` timestamp; null when absent (an unreadable one is an invalid Date). */
+  expiresAt: Date | null;
+  billingAddress: Record<string, unknown> | null;
+}
+
+/**
+ * A card callback (provider-webhooks.md "Event names", `virtualcard.*`) in the gateway's terms:
+ * - `card.created`: `virtualcard.created.success|failed`; `inProgress` when a success names its
+ *   creation still `pending` (no result yet); `details` on success only.
+ * - `card.topup` / `card.withdrawal`: `virtualcard.topup|withdrawal.success|failed` settling the
+ *   gateway's movement; `status` is the event's own status when it states one (`pending`: still in
+ *   progress); `amountMinor` null when the event names no amount; `reason` the failure reason.
+ * - `card.spend`: `virtualcard.transaction.debit|credit|declined` (a decline is a `failed`
+ *   movement; one without an amount moved nothing: 0); `movement` null when the event has no id.
+ * - `card.spend_reversed`: `virtualcard.transaction.reversed`, naming the spend given back.
+ * - `card_holder.kyc`: `virtualcard.user.kyc.success|failed` (by card user id, else e-mail, lower-case).
+ * The card, movement and card user are named by the provider's ids; the inbox row keeps the event's
+ * `id` and `reference` too.
+ */
+export type CardEvent =
+  | {
+      type: 'card.created';
+      result: 'success' | 'failed';
+      inProgress: boolean;
+      reason: string | null;
+      details: CardEventDetails | null;
+    }
+  | {
+      type: 'card.topup' | 'card.withdrawal';
+      result: 'success' | 'failed';
+      status: CardMovementStatus | null;
+      amountMinor: bigint | null;
+      reason: string | null;
+    }
+  | { type: 'card.spend'; cardProviderId: string | null; movement: CardMovement | null }
+  | {
+      type: 'card.spend_reversed';
+      cardProviderId: string | null;
+      providerId: string | null;
+      reference: string | null;
+    }
+  | {
+      type: 'card_holder.kyc';
+      result: 'success' | 'failed';
+      providerUserId: string | null;
+      email: string | null;
+      reason: string | null;
+    };

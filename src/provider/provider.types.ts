@@ -1,7 +1,7 @@
 /**
  * The provider's WIRE types, exactly as provider-api.md documents them: request bodies and the
  * `data` of each response. Nothing outside `src/provider` should import these; the rest of the
- * gateway sees `provider.models.ts`. Money fields are `number | string` where the doc says the
+ * gateway sees `provider.models.ts` (which names the shapes that need no normalising by alias). Money fields are `number | string` where the doc says the
  * provider mixes them ("Monetary fields appear as numbers in some responses and as strings in
  * others"); codes are lower-case as the provider writes them. Which fields are always present is
  * "not shown", so the mappers check every field they read.
@@ -400,4 +400,42 @@ export interface WireCardTransactionsQuery {
 export interface WireCardTransactionList {
   cardTransactions: WireCardTransaction[];
   meta: WirePageMeta;
+}
+
+// ---- Card events (provider-webhooks.md "Event names", `virtualcard.*`) ----
+
+/** `data` of `virtualcard.created.success|failed`: the card record (success) or its id, reference and reason. */
+export interface WireCardCreatedEvent {
+  id: string;
+  reference: string;
+  status: string;
+  /** `pending` while the creation runs. */
+  createdStatus: string;
+  reason: string;
+  last4: string;
+  cardBrand: string;
+  cardName: string;
+  /** MM/YYYY. */
+  valid: string;
+  expiry: WireTimestamp;
+  billingAddress: Record<string, unknown>;
+}
+
+/** `data` of `virtualcard.topup|withdrawal.*` and `virtualcard.transaction.*`; `amount` in CARD_EVENT_AMOUNT_UNIT (provider-units.ts). */
+export interface WireCardMoneyEvent {
+  id: string;
+  cardId: string;
+  amount: WireMoney;
+  status: string;
+  reference: string;
+  narrative: string;
+  reason: string;
+}
+
+/** `data` of `virtualcard.user.kyc.success|failed`: `id` is the provider's card user id. */
+export interface WireCardKycEvent {
+  id: string;
+  customerEmail: string;
+  status: string;
+  reason: string;
 }

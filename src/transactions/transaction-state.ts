@@ -42,15 +42,17 @@ export const TRANSITIONS: Record<TransactionKind, Partial<Record<TransactionStat
     needs_review: ['success', 'failed'],
     success: ['reversed'],
   },
+  // `created → success`: a card movement's callback or listing row may settle it before the
+  // provider's answer is recorded (CardLedgerService.settle moves it in one step).
   card_topup: {
-    created: ['pending', 'failed', 'unknown', 'needs_review'],
+    created: ['pending', 'success', 'failed', 'unknown', 'needs_review'],
     unknown: ['pending', 'success', 'failed', 'needs_review'],
     pending: ['success', 'failed', 'needs_review'],
     needs_review: ['success', 'failed'],
     success: ['reversed'],
   },
   card_withdrawal: {
-    created: ['pending', 'failed', 'unknown', 'needs_review'],
+    created: ['pending', 'success', 'failed', 'unknown', 'needs_review'],
     unknown: ['pending', 'success', 'failed', 'needs_review'],
     pending: ['success', 'failed', 'needs_review'],
     needs_review: ['success', 'failed'],

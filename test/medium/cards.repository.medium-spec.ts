@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { CardsRepository } from '../../src/cards/cards.repository';
 import { NotFoundError } from '../../src/common/errors';
+import { encodeCursor } from '../../src/common/pagination';
 import type { CardStatus } from '../../src/generated/prisma/client';
 import { mediumWorld, type MediumWorld } from '../support/medium';
 
@@ -50,6 +51,10 @@ describe('CardsRepository on a real database', () => {
         reference: `ref-${randomUUID()}`,
       },
     });
+  }
+
+  function cardData(c: { customerId: string; cardHolderId: string }) {
+    return { customerId: c.customerId, cardHolderId: c.cardHolderId, brand: 'visa', type: 'virtual' };
   }
 
   it('leaseMs is CARD_TRANSITION_LEASE_TIMEOUTS × PROVIDER_TIMEOUT_MS', () => {
@@ -226,5 +231,175 @@ describe('CardsRepository on a real database', () => {
     expect((await cards.findByProvider(a.providerId, b.reference))?.id).toBe(a.id);
     expect((await cards.findByProvider('nobody', b.reference))?.id).toBe(b.id);
     expect(await cards.findByProvider(null, null)).toBeNull();
+  });
+  describe('cards: write-ahead, provider id, list', () => {
+    it('createCard writes `created` with a zero balance; a used reference is a unique violation', async () => {
+      const c = await customer();
+      const h = await holderFor(c.id);
+      const data = {
+        customerId: c.id,
+        cardHolderId: h.id,
+        brand: 'visa',
+        type: 'virtual',
+        reference: `ref-${randomUUID()}`,
+      };
+      const written = await cards.createCard(data);
+      expect(written).toMatchObject({ status: 'created', balance: 0n, providerId: null });
+      await expect(cards.createCard(data)).rejects.toMatchObject({ code: 'P2002' });
+    });
+
+    it('attachProviderId: set on a card without one; a card with one keeps it', async () => {
+      const unsent = await card('pending', null);
+      expect(await cards.attachProviderId(unsent.id, 'card-new')).toBe(true);
+      expect((await cards.requireCard(unsent.id)).providerId).toBe('card-new');
+      expect(await cards.attachProviderId(unsent.id, 'card-other')).toBe(false);
+      expect((await cards.requireCard(unsent.id)).providerId).toBe('card-new');
+    });
+
+    it('listCards: newest first, by customer and status, limit + 1 rows, after a cursor', async () => {
+      const first = await card('active');
+      const second = await world.prisma.card.create({
+        data: { ...cardData(first), status: 'frozen', reference: `ref-${randomUUID()}`, providerId: null },
+      });
+      const mine = await cards.listCards({ customerId: first.customerId }, 5);
+      expect(mine.map((c) => c.id)).toEqual([second.id, first.id]);
+      expect((await cards.listCards({ customerId: first.customerId, status: 'frozen' }, 5)).map((c) => c.id)).toEqual([
+        second.id,
+      ]);
+      expect(await cards.listCards({ customerId: first.customerId }, 0)).toHaveLength(1);
+      const cursor = encodeCursor({ createdAt: second.createdAt, id: second.id });
+      expect((await cards.listCards({ customerId: first.customerId, cursor }, 5)).map((c) => c.id)).toEqual([first.id]);
+    });
+  });
+
+  describe('card holders: lookups and the provider user id', () => {
+    it('requireHolder: found, else NotFound', async () => {
+      const h = await holderFor((await customer()).id);
+      expect((await cards.requireHolder(h.id)).id).toBe(h.id);
+      await expect(cards.requireHolder(randomUUID())).rejects.toBeInstanceOf(NotFoundError);
+    });
+
+    it('findHolderForKyc: by card user id, else by e-mail, else null', async () => {
+      const c = await customer();
+      const h = await holderFor(c.id);
+      expect(await cards.attachProviderUserId(h.id, `cu-${h.id}`)).toBe(true);
+      expect((await cards.findHolderForKyc(`cu-${h.id}`, null))?.id).toBe(h.id);
+      expect((await cards.findHolderForKyc('nobody', c.email))?.id).toBe(h.id);
+      expect(await cards.findHolderForKyc('nobody', 'nobody@x.test')).toBeNull();
+      expect(await cards.findHolderForKyc(null, null)).toBeNull();
+    });
+
+    it("attachProviderUserId: set when none; kept when one is there; another holder's id is a unique violation", async () => {
+      const h = await holderFor((await customer()).id);
+      expect(await cards.attachProviderUserId(h.id, `cu-${h.id}`)).toBe(true);
+      expect(await cards.attachProviderUserId(h.id, 'cu-other')).toBe(false);
+      expect((await cards.requireHolder(h.id)).providerUserId).toBe(`cu-${h.id}`);
+      const other = await holderFor((await customer()).id);
+      await expect(cards.attachProviderUserId(other.id, `cu-${h.id}`)).rejects.toMatchObject({ code: 'P2002' });
+    });
+  });
+
+  describe('card movements on the ledger', () => {
+    const movement = (
+      cardId: string,
+      opts: {
+        kind?: 'card_topup' | 'card_withdrawal' | 'card_spend';
+        status?: 'created' | 'pending' | 'success';
+        providerId?: string | null;
+        reference?: string;
+      } = {},
+    ) =>
+      world.prisma.transaction.create({
+        data: {
+          kind: opts.kind ?? 'card_topup',
+          direction: opts.kind === 'card_topup' || !opts.kind ? 'credit' : 'debit',
+          status: opts.status ?? 'pending',
+          amount: 700n,
+          currency: 'USD',
+          cardId,
+          providerId: opts.providerId ?? null,
+          reference: opts.reference ?? `ref-${randomUUID()}`,
+        },
+      });
+
+    it('lockMovement reads kind, status, direction and amount under a lock; NotFound', async () => {
+      const c = await card('active');
+      const row = await movement(c.id, { kind: 'card_withdrawal' });
+      await world.prisma.$transaction(async (tx) => {
+        expect(await cards.lockMovement(row.id, tx)).toEqual({
+          kind: 'card_withdrawal',
+          status: 'pending',
+          direction: 'debit',
+          amount: 700n,
+        });
+      });
+      await expect(world.prisma.$transaction((tx) => cards.lockMovement(randomUUID(), tx))).rejects.toBeInstanceOf(
+        NotFoundError,
+      );
+    });
+
+    it('findCardMovement: by provider id (any card), else by reference of this card and kind, else null', async () => {
+      const c = await card('active');
+      const other = await card('active');
+      const byId = await movement(other.id, { providerId: `ptx-${randomUUID()}` });
+      const byRef = await movement(c.id);
+      expect((await cards.findCardMovement(c.id, 'card_topup', byId.providerId as string, byRef.reference))?.id).toBe(
+        byId.id,
+      );
+      expect((await cards.findCardMovement(c.id, 'card_topup', 'nobody', byRef.reference))?.id).toBe(byRef.id);
+      expect(await cards.findCardMovement(c.id, 'card_withdrawal', 'nobody', byRef.reference)).toBeNull();
+      expect(await cards.findCardMovement(other.id, 'card_topup', 'nobody', byRef.reference)).toBeNull();
+      expect(await cards.findCardMovement(c.id, 'card_topup', 'nobody', null)).toBeNull();
+    });
+
+    it("findSpend: the card's movement by provider id, else by reference, else null", async () => {
+      const c = await card('active');
+      const spend = await movement(c.id, { kind: 'card_spend', providerId: `sp-${randomUUID()}` });
+      expect((await cards.findSpend(c.id, spend.providerId, null))?.id).toBe(spend.id);
+      expect((await cards.findSpend(c.id, 'nobody', spend.reference))?.id).toBe(spend.id);
+      expect(await cards.findSpend((await card('active')).id, spend.providerId, spend.reference)).toBeNull();
+      expect(await cards.findSpend(c.id, null, null)).toBeNull();
+    });
+
+    it('referenceTaken: true for a ledger reference in use, false otherwise', async () => {
+      const row = await movement((await card('active')).id);
+      expect(await cards.referenceTaken(row.reference)).toBe(true);
+      expect(await cards.referenceTaken(`ref-${randomUUID()}`)).toBe(false);
+    });
+
+    it("attachMovementProviderId: set when none; kept when one is there; another row's id is left off", async () => {
+      const c = await card('active');
+      const row = await movement(c.id);
+      const id = `ptx-${randomUUID()}`;
+      expect(await cards.attachMovementProviderId(row.id, id)).toBe(true);
+      expect(await cards.attachMovementProviderId(row.id, 'ptx-other')).toBe(false);
+      const second = await movement(c.id);
+      expect(await cards.attachMovementProviderId(second.id, id)).toBe(false);
+      const stored = await world.prisma.transaction.findMany({ where: { id: { in: [row.id, second.id] } } });
+      expect(stored.find((r) => r.id === row.id)?.providerId).toBe(id);
+      expect(stored.find((r) => r.id === second.id)?.providerId).toBeNull();
+    });
+
+    it("listMovements: the card's movements newest first, after a cursor; openMovements: created, unknown, pending only", async () => {
+      const c = await card('active');
+      const a = await movement(c.id, { status: 'success' });
+      const b = await movement(c.id, { kind: 'card_spend', status: 'pending', providerId: `sp-${randomUUID()}` });
+      const listed = await cards.listMovements(c.id, undefined, 5);
+      expect(listed.map((r) => r.id)).toEqual([b.id, a.id]);
+      const cursor = encodeCursor({ createdAt: b.createdAt, id: b.id });
+      expect((await cards.listMovements(c.id, cursor, 5)).map((r) => r.id)).toEqual([a.id]);
+      expect(await cards.openMovements(c.id)).toEqual([{ reference: b.reference, providerId: b.providerId }]);
+    });
+  });
+
+  it('withTransaction: all or nothing', async () => {
+    const c = await card('active');
+    await expect(
+      cards.withTransaction(async (tx) => {
+        await cards.addToBalance(c.id, 100n, tx);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect((await cards.requireCard(c.id)).balance).toBe(0n);
   });
 });
