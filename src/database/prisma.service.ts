@@ -27,4 +27,3 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     await this.$disconnect();
   }
 }
-
