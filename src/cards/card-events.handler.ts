@@ -173,9 +173,7 @@ export class CardEventsHandler implements OnModuleInit {
   async applyKyc({ event, data }: InboxEvent): Promise<WebhookOutcome> {
     const userId = text(data, 'id');
     const email = text(data, 'customerEmail')?.toLowerCase();
-    const holder =
-      (userId ? await this.prisma.cardHolder.findUnique({ where: { providerUserId: userId } }) : null) ??
-      (email ? await this.prisma.cardHolder.findFirst({ where: { customer: { email } } }) : null);
+    const holder = await this.cards.holderOfCallback(userId ?? null, email ?? null);
     if (!holder) return 'unmatched';
     if (event === 'virtualcard.user.kyc.success') {
       return this.cards.moveHolder(

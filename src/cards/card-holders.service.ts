@@ -1,14 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { ConflictError, ErrorCode, FieldError, NotFoundError, ProviderError, ValidationError } from '../common/errors';
 import { CustomersService } from '../customers/customers.service';
-import { isUniqueViolation, PrismaService } from '../database/prisma.service';
-import type { CardHolder, Prisma } from '../generated/prisma/client';
+import { isUniqueViolation } from '../database/prisma.service';
+import type { Prisma } from '../generated/prisma/client';
 import { ProviderCardUser, ProviderClient } from '../provider';
 import { CardHolderAddressDto, CardHolderDto, CreateCardHolderDto } from './card-holder.dto';
 import { cardHolderProblems } from './card-rules';
-import { CardHolderPatch, CardsRepository } from './cards.repository';
+import { type CardHolderRecord, CardsRepository, type NewCardHolder } from './cards.repository';
 
-export function toCardHolderDto(row: CardHolder): CardHolderDto {
+/**
+ * The answer for a card holder. Personal data is never returned in full (issue 14): the id number
+ * and phone by their last four characters, the address by its country only; BVN and date of birth
+ * not at all.
+ */
+export function toCardHolderDto(row: CardHolderRecord): CardHolderDto {
+  const address = row.address as Partial<Record<keyof CardHolderAddressDto, string>>;
   return {
     id: row.id,
     customerId: row.customerId,
@@ -18,8 +24,8 @@ export function toCardHolderDto(row: CardHolder): CardHolderDto {
     idNumberLast4: row.idNumber.slice(-4),
     firstName: row.firstName,
     lastName: row.lastName,
-    phone: row.phone,
-    address: row.address as unknown as CardHolderAddressDto,
+    phoneLast4: row.phone.slice(-4),
+    country: address.country ?? null,
     failureReason: row.failureReason,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -43,7 +49,6 @@ const REFUSED_USER_STATUSES = ['failed', 'rejected', 'declined'];
 @Injectable()
 export class CardHoldersService {
   constructor(
-    private readonly prisma: PrismaService,
     private readonly provider: ProviderClient,
     private readonly customers: CustomersService,
     private readonly cards: CardsRepository,
@@ -77,7 +82,7 @@ export class CardHoldersService {
     if (missing.length) throw new ValidationError(missing);
 
     const { address } = input;
-    const fields: CardHolderPatch = {
+    const fields: NewCardHolder = {
       idType: input.idType,
       idNumber: input.idNumber,
       firstName: firstName as string,
@@ -119,7 +124,7 @@ export class CardHoldersService {
     }
 
     const refused = REFUSED_USER_STATUSES.includes(upstream.status ?? '');
-    const answer: CardHolderPatch = {
+    const answer = {
       providerPayload: upstream.raw as Prisma.InputJsonValue,
       ...(refused ? { failureReason: `The provider refused KYC (${upstream.status}).` } : {}),
     };
@@ -130,10 +135,7 @@ export class CardHoldersService {
       });
       if (outcome === 'refused') {
         // Its KYC callback overtook this answer (matched by email): keep its status, add the id.
-        await this.prisma.cardHolder.updateMany({
-          where: { id: holder.id, providerUserId: null },
-          data: { providerUserId: upstream.id },
-        });
+        await this.cards.setHolderProviderUserId(holder.id, upstream.id);
       }
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -141,7 +143,7 @@ export class CardHoldersService {
       await this.cards.moveHolder(holder, 'refuse', { ...answer, failureReason: reason });
       throw new ConflictError(reason, undefined, { cardHolderId: holder.id });
     }
-    return toCardHolderDto(await this.prisma.cardHolder.findUniqueOrThrow({ where: { id: holder.id } }));
+    return toCardHolderDto((await this.cards.findHolder(holder.id)) ?? holder);
   }
 
   /**
@@ -151,7 +153,7 @@ export class CardHoldersService {
    * row and answers 409.
    * @throws ConflictError (409) the customer has a holder that may not register again.
    */
-  private async writeAhead(customerId: string, fields: CardHolderPatch): Promise<CardHolder> {
+  private async writeAhead(customerId: string, fields: NewCardHolder): Promise<CardHolderRecord> {
     const existing = await this.cards.holderOf(customerId);
     if (existing) {
       const again = await this.cards.reregisterHolder(existing, fields);
@@ -159,7 +161,7 @@ export class CardHoldersService {
       return again;
     }
     try {
-      return await this.cards.createHolder(customerId, fields as Parameters<CardsRepository['createHolder']>[1]);
+      return await this.cards.createHolder(customerId, fields);
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       const other = await this.cards.holderOf(customerId);
@@ -169,12 +171,12 @@ export class CardHoldersService {
 
   /** @throws NotFoundError (404). */
   async get(id: string): Promise<CardHolderDto> {
-    const row = await this.prisma.cardHolder.findUnique({ where: { id } });
+    const row = await this.cards.findHolder(id);
     if (!row) throw new NotFoundError('Card holder', id);
     return toCardHolderDto(row);
   }
 
-  private alreadyRegistered(holder: CardHolder): ConflictError {
+  private alreadyRegistered(holder: CardHolderRecord): ConflictError {
     return new ConflictError(`Customer ${holder.customerId} already has a card holder (${holder.status}).`, undefined, {
       cardHolderId: holder.id,
     });
