@@ -22,6 +22,7 @@ import { ConfigService } from '@nestjs/config';
 import { CardsRepository } from '../cards/cards.repository';
 import { PiiCipher } from '../common/crypto/pii-cipher';
 import { PiiKeyError, PiiKeyRing } from '../common/crypto/pii-key-ring';
+import { formatRotation, rotatePersonalData } from '../common/crypto/pii-rotation';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import { WebhookSubscriptionsRepository } from '../outbound/webhook-subscriptions.repository';
@@ -38,38 +39,9 @@ function positiveInt(value: string | undefined, name: string, fallback: number):
   return n;
 }
 
-/** One batch of one table: `reencrypt*` of a repository. */
-type Batch = (afterId: string | null, limit: number) => Promise<{ lastId: string | null; rewritten: number }>;
-
-/**
- * Runs `batch` from the start of the table until it finds nothing left (or `maxBatches` ran).
- * Returns the rows rewritten, the batches run, and whether the table was finished.
- */
-async function rotateTable(
-  batch: Batch,
-  size: number,
-  maxBatches: number,
-): Promise<{ rewritten: number; batches: number; done: boolean }> {
-  let afterId: string | null = null;
-  let rewritten = 0;
-  let batches = 0;
-  while (batches < maxBatches) {
-    const result = await batch(afterId, size);
-    batches += 1;
-    rewritten += result.rewritten;
-    if (result.lastId === null) return { rewritten, batches, done: true };
-    afterId = result.lastId;
-  }
-  return { rewritten, batches, done: false };
-}
-
 async function rotate(batchSize: number, maxBatches: number): Promise<void> {
   const url = process.env.DATABASE_URL ?? fail('DATABASE_URL is not set.');
-  const config = new ConfigService<Env, true>({
-    ...process.env,
-    DATABASE_URL: url,
-    PROVIDER_TIMEOUT_MS: 10_000,
-  });
+  const config = new ConfigService<Env, true>({ ...process.env, DATABASE_URL: url, PROVIDER_TIMEOUT_MS: 10_000 });
   let pii: PiiCipher;
   try {
     pii = PiiCipher.fromConfig(config);
@@ -79,30 +51,14 @@ async function rotate(batchSize: number, maxBatches: number): Promise<void> {
   }
   const prisma = new PrismaService(config);
   try {
-    const tables: Array<[string, Batch]> = [
-      ['card_holders', (after, limit) => new CardsRepository(prisma, config, pii).reencryptHolders(after, limit)],
-      [
-        'webhook_subscriptions',
-        (after, limit) => new WebhookSubscriptionsRepository(prisma, pii).reencryptSecrets(after, limit),
-      ],
-    ];
-    let left = maxBatches;
-    const lines: string[] = [];
-    let complete = true;
-    for (const [table, batch] of tables) {
-      if (left <= 0) {
-        complete = false;
-        lines.push(`${table}: not started (--max-batches reached)`);
-        continue;
-      }
-      const { rewritten, batches, done } = await rotateTable(batch, batchSize, left);
-      left -= batches;
-      complete &&= done;
-      lines.push(`${table}: ${rewritten} row(s) re-encrypted${done ? '' : ' (stopped: --max-batches reached)'}`);
-    }
-    process.stdout.write(
-      `Key ${pii.currentKeyId} is current.\n${lines.join('\n')}\n${complete ? 'Done: every value is under the current key.' : 'Partial: run again to continue.'}\n`,
+    const report = await rotatePersonalData(
+      {
+        cardHolders: new CardsRepository(prisma, config, pii),
+        webhookSubscriptions: new WebhookSubscriptionsRepository(prisma, pii),
+      },
+      { batchSize, maxBatches },
     );
+    process.stdout.write(`Key ${pii.currentKeyId} is current.\n${formatRotation(report)}\n`);
   } finally {
     await prisma.$disconnect();
   }
