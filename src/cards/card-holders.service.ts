@@ -6,7 +6,7 @@ import type { Prisma } from '../generated/prisma/client';
 import { ProviderCardUser, ProviderClient } from '../provider';
 import { CardHolderAddressDto, CardHolderDto, CreateCardHolderDto } from './card-holder.dto';
 import { cardHolderProblems } from './card-rules';
-import { type CardHolderRecord, CardsRepository, type NewCardHolder } from './cards.repository';
+import { type CardHolderPatch, type CardHolderRecord, CardsRepository, type NewCardHolder } from './cards.repository';
 
 /**
  * The answer for a card holder. Personal data is never returned in full (issue 14): the id number
@@ -124,7 +124,7 @@ export class CardHoldersService {
     }
 
     const refused = REFUSED_USER_STATUSES.includes(upstream.status ?? '');
-    const answer = {
+    const answer: CardHolderPatch = {
       providerPayload: upstream.raw as Prisma.InputJsonValue,
       ...(refused ? { failureReason: `The provider refused KYC (${upstream.status}).` } : {}),
     };
