@@ -13,6 +13,7 @@ import { createApiClient } from '../src/auth/api-clients.repository';
 import { DEMO_SCOPES } from '../src/auth/scopes';
 import { createPgAdapter } from '../src/database/prisma.service';
 import { PrismaClient } from '../src/generated/prisma/client';
+import { developmentPiiKeys } from './lib/dev-pii-key';
 import { type EmbeddedDatabase, startEmbeddedDatabase, withDatabase } from './lib/embedded-db';
 import { migrateDatabase } from './lib/migrate';
 
@@ -100,6 +101,9 @@ async function main(): Promise<void> {
     log(`provider simulator on ${providerBaseUrl}`);
   }
 
+  const pii = developmentPiiKeys(); // personal data key ring, kept in .data/ (docs/operations.md)
+  if (pii.created) log('made a development PII_ENCRYPTION_KEYS in .data/pii-encryption-keys');
+
   log('compiling the gateway (tsc)');
   const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
     stdio: 'inherit',
@@ -117,6 +121,7 @@ async function main(): Promise<void> {
       PROVIDER_API_KEY: providerApiKey,
       PROVIDER_WEBHOOK_SECRET: webhookSecret,
       PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+      PII_ENCRYPTION_KEYS: pii.keys,
     },
     'gateway',
   );

@@ -8,6 +8,7 @@ import { AuthModule } from './auth/auth.module';
 import { BeneficiariesModule } from './beneficiaries/beneficiaries.module';
 import { CardsModule } from './cards/cards.module';
 import { CollectionsModule } from './collections/collections.module';
+import { PiiModule } from './common/crypto/pii-cipher';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { ProblemDetailsFilter } from './common/problem-details.filter';
 import { FixedWindowThrottlerStorage } from './common/rate-limit/fixed-window.storage';
@@ -55,6 +56,7 @@ export class AppModule {
           }),
         }),
         DatabaseModule,
+        PiiModule,
         MetricsModule,
         AuthModule,
         ProviderModule,

@@ -147,7 +147,11 @@ export class CreateCardHolderDto {
   idImage?: string;
 }
 
-/** A card holder as the gateway answers it. KYC numbers are shown by their last four characters only. */
+/**
+ * A card holder as the gateway answers it. Personal data is stored encrypted and never answered in
+ * full: the document number and phone by their last four characters, the address by its country;
+ * BVN and date of birth not at all.
+ */
 export class CardHolderDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid' }) customerId: string;
@@ -167,8 +171,15 @@ export class CardHolderDto {
   idNumberLast4: string;
   @ApiProperty({ example: 'Ada' }) firstName: string;
   @ApiProperty({ example: 'Obi' }) lastName: string;
-  @ApiProperty({ example: '08012345678' }) phone: string;
-  @ApiProperty({ type: CardHolderAddressDto }) address: CardHolderAddressDto;
+  @ApiProperty({ example: '5678', description: 'Last four digits of the phone number.' })
+  phoneLast4: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'NG',
+    description: "Country of the holder's address (ISO 3166-1 alpha-2); the address itself is not answered.",
+  })
+  country: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'Why KYC failed.' }) failureReason: string | null;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) updatedAt: string;

@@ -2,13 +2,19 @@ import { Injectable } from '@nestjs/common';
 import { ConflictError, ErrorCode, FieldError, ProviderError, ValidationError } from '../common/errors';
 import { CustomersService } from '../customers/customers.service';
 import { isUniqueViolation } from '../database/unique-violation';
-import type { CardHolder, Prisma } from '../generated/prisma/client';
+import type { Prisma } from '../generated/prisma/client';
 import { ProviderCardUser, ProviderClient } from '../provider';
 import { CardHolderAddressDto, CardHolderDto, CreateCardHolderDto } from './card-holder.dto';
 import { cardHolderProblems } from './card-rules';
-import { CardHolderPatch, CardsRepository } from './cards.repository';
+import { type CardHolderPatch, type CardHolderRecord, CardsRepository, type NewCardHolder } from './cards.repository';
 
-export function toCardHolderDto(row: CardHolder): CardHolderDto {
+/**
+ * The answer for a card holder. Personal data is never returned in full (issue 14): the id number
+ * and phone by their last four characters, the address by its country only; BVN and date of birth
+ * not at all.
+ */
+export function toCardHolderDto(row: CardHolderRecord): CardHolderDto {
+  const address = row.address as Partial<Record<keyof CardHolderAddressDto, string>>;
   return {
     id: row.id,
     customerId: row.customerId,
@@ -18,8 +24,8 @@ export function toCardHolderDto(row: CardHolder): CardHolderDto {
     idNumberLast4: row.idNumber.slice(-4),
     firstName: row.firstName,
     lastName: row.lastName,
-    phone: row.phone,
-    address: row.address as unknown as CardHolderAddressDto,
+    phoneLast4: row.phone.slice(-4),
+    country: address.country ?? null,
     failureReason: row.failureReason,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -73,7 +79,7 @@ export class CardHoldersService {
     if (missing.length) throw new ValidationError(missing);
 
     const { address } = input;
-    const fields: CardHolderPatch = {
+    const fields: NewCardHolder = {
       idType: input.idType,
       idNumber: input.idNumber,
       firstName: firstName as string,
@@ -144,7 +150,7 @@ export class CardHoldersService {
    * row and answers 409.
    * @throws ConflictError (409) the customer has a holder that may not register again.
    */
-  private async writeAhead(customerId: string, fields: CardHolderPatch): Promise<CardHolder> {
+  private async writeAhead(customerId: string, fields: NewCardHolder): Promise<CardHolderRecord> {
     const existing = await this.cards.holderOf(customerId);
     if (existing) {
       const again = await this.cards.reregisterHolder(existing, fields);
@@ -152,7 +158,7 @@ export class CardHoldersService {
       return again;
     }
     try {
-      return await this.cards.createHolder(customerId, fields as Parameters<CardsRepository['createHolder']>[1]);
+      return await this.cards.createHolder(customerId, fields);
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       const other = await this.cards.holderOf(customerId);
@@ -165,7 +171,7 @@ export class CardHoldersService {
     return toCardHolderDto(await this.cards.requireHolder(id));
   }
 
-  private alreadyRegistered(holder: CardHolder): ConflictError {
+  private alreadyRegistered(holder: CardHolderRecord): ConflictError {
     return new ConflictError(`Customer ${holder.customerId} already has a card holder (${holder.status}).`, undefined, {
       cardHolderId: holder.id,
     });

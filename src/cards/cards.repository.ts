@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { NotFoundError } from '../common/errors';
 import { afterCursor } from '../common/pagination';
 import type { Env } from '../config/env';
@@ -50,12 +51,72 @@ export type LockedMovement = {
   amount: bigint;
 };
 
-/** Card holder fields written with its registration (everything but id, customer and status). */
-export type CardHolderPatch = Omit<Prisma.CardHolderUncheckedUpdateInput, 'id' | 'status' | 'customerId'>;
+/** The personal data of a card holder, in plaintext here, stored encrypted (src/common/crypto). */
+type HolderPersonalData = {
+  idNumber: string;
+  phone: string;
+  bvn: string | null;
+  dateOfBirth: string | null;
+  /** {line1, houseName, city, state, zipCode, country}. */
+  address: Prisma.JsonObject;
+};
+
+/**
+ * A card holder as the rest of the code sees it: the stored row with its personal data decrypted
+ * (legacy plaintext rows read as they are) and without the lookup hashes.
+ */
+export type CardHolderRecord = Omit<CardHolder, keyof HolderPersonalData | 'bvnHash' | 'idNumberHash'> &
+  HolderPersonalData;
+
+/**
+ * Card holder fields written with its registration or a move (everything but id, customer and
+ * status), personal data in plaintext: the repository encrypts it and writes its lookup hashes.
+ */
+export type CardHolderPatch = Omit<
+  Prisma.CardHolderUncheckedUpdateInput,
+  'id' | 'status' | 'customerId' | 'bvnHash' | 'idNumberHash' | keyof HolderPersonalData
+> &
+  Partial<HolderPersonalData>;
+
+/** The fields a new card holder needs (CardHolderPatch with its required fields). */
+export type NewCardHolder = CardHolderPatch &
+  Pick<HolderPersonalData, 'idNumber' | 'phone' | 'address'> & { idType: string; firstName: string; lastName: string };
+
+/**
+ * Keys of a provider answer that carry a card holder's personal data (compared lower-case, `_` and
+ * `-` ignored): dropped from the `providerPayload` kept on the row, at any depth.
+ */
+const PERSONAL_PAYLOAD_KEYS = new Set([
+  'bvn',
+  'idnumber',
+  'dateofbirth',
+  'dob',
+  'phone',
+  'phonenumber',
+  'address',
+  'line1',
+  'housename',
+  'zipcode',
+  'userphoto',
+  'idimage',
+]);
+
+/** A deep copy of a provider answer without PERSONAL_PAYLOAD_KEYS. */
+function withoutPersonalData(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutPersonalData);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !PERSONAL_PAYLOAD_KEYS.has(key.toLowerCase().replace(/[_-]/g, '')))
+      .map(([key, item]) => [key, withoutPersonalData(item)]),
+  );
+}
 
 /**
  * Database access for cards and card holders: reads, and the only writes of a card's status
- * (`move`, under a row lock, by the table in card-state.ts) and balance (`addToBalance`).
+ * (`move`, under a row lock, by the table in card-state.ts) and balance (`addToBalance`). A card
+ * holder's personal data (id number, BVN, date of birth, phone, address) is encrypted here on the
+ * way in and decrypted on the way out (PiiCipher); callers see plaintext `CardHolderRecord`s.
  */
 @Injectable()
 export class CardsRepository {
@@ -65,6 +126,7 @@ export class CardsRepository {
   constructor(
     private readonly prisma: PrismaService,
     config: ConfigService<Env, true>,
+    private readonly pii: PiiCipher,
   ) {
     this.leaseMs = CARD_TRANSITION_LEASE_TIMEOUTS * config.get('PROVIDER_TIMEOUT_MS', { infer: true });
   }
@@ -91,8 +153,68 @@ export class CardsRepository {
   }
 
   /** The customer's card holder, if registered. */
-  holderOf(customerId: string): Promise<CardHolder | null> {
-    return this.prisma.cardHolder.findUnique({ where: { customerId } });
+  async holderOf(customerId: string): Promise<CardHolderRecord | null> {
+    return this.openHolder(await this.prisma.cardHolder.findUnique({ where: { customerId } }));
+  }
+
+  /** A card holder by id, or null. */
+  async findHolder(id: string): Promise<CardHolderRecord | null> {
+    return this.openHolder(await this.prisma.cardHolder.findUnique({ where: { id } }));
+  }
+
+  /**
+   * Card holders whose BVN is `bvn` (equality through the keyed lookup hash, the BVN itself being
+   * stored encrypted), oldest first. Legacy rows not yet rotated have no hash and are not found.
+   */
+  async holdersWithBvn(bvn: string): Promise<CardHolderRecord[]> {
+    const rows = await this.prisma.cardHolder.findMany({
+      where: { bvnHash: { in: this.pii.hashCandidates(bvn, PII_COLUMNS.cardHolderBvn) } },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    return rows.map((row) => this.openHolder(row) as CardHolderRecord);
+  }
+
+  /**
+   * Re-encrypts up to `limit` card holders, in id order after `afterId`, whose personal data is a
+   * legacy plaintext or under a key other than the current one (PII_ENCRYPTION_KEYS' first), and
+   * rewrites their lookup hashes. Each row is written only if it still holds what was read (a
+   * concurrent change wins; the next run takes it). Returns the last id looked at (null when none
+   * is left) and how many rows were rewritten. Run again from null, it finds nothing to do.
+   */
+  async reencryptHolders(afterId: string | null, limit: number): Promise<{ lastId: string | null; rewritten: number }> {
+    const current = `${this.pii.currentPrefix}%`;
+    const rows = await this.prisma.$queryRaw<CardHolder[]>`
+      SELECT id, id_number AS "idNumber", phone, bvn, date_of_birth AS "dateOfBirth", address
+      FROM card_holders
+      WHERE (${afterId}::uuid IS NULL OR id > ${afterId}::uuid)
+        AND (id_number NOT LIKE ${current} OR phone NOT LIKE ${current} OR address NOT LIKE ${current}
+             OR bvn NOT LIKE ${current} OR date_of_birth NOT LIKE ${current}
+             OR id_number_hash IS NULL OR (bvn IS NOT NULL AND bvn_hash IS NULL))
+      ORDER BY id
+      LIMIT ${limit}`;
+    let rewritten = 0;
+    for (const row of rows) {
+      const plain = this.openHolder(row) as CardHolderRecord;
+      const { count } = await this.prisma.cardHolder.updateMany({
+        where: {
+          id: row.id,
+          idNumber: row.idNumber,
+          phone: row.phone,
+          address: row.address,
+          bvn: row.bvn,
+          dateOfBirth: row.dateOfBirth,
+        },
+        data: this.sealHolder({
+          idNumber: plain.idNumber,
+          phone: plain.phone,
+          bvn: plain.bvn,
+          dateOfBirth: plain.dateOfBirth,
+          address: plain.address,
+        }),
+      });
+      rewritten += count;
+    }
+    return { lastId: rows.length ? rows[rows.length - 1].id : null, rewritten };
   }
 
   /**
@@ -173,11 +295,11 @@ export class CardsRepository {
    * Writes a new card holder ahead of its registration call: status `created`.
    * @throws the unique violation when the customer already has a holder (the caller answers 409).
    */
-  createHolder(
-    customerId: string,
-    data: Omit<Prisma.CardHolderUncheckedCreateInput, 'customerId' | 'status'>,
-  ): Promise<CardHolder> {
-    return this.prisma.cardHolder.create({ data: { ...data, customerId, status: 'created' } });
+  async createHolder(customerId: string, data: NewCardHolder): Promise<CardHolderRecord> {
+    const sealed = this.sealHolder(data) as Omit<Prisma.CardHolderUncheckedCreateInput, 'customerId' | 'status'>;
+    return this.openHolder(
+      await this.prisma.cardHolder.create({ data: { ...sealed, customerId, status: 'created' } }),
+    ) as CardHolderRecord;
   }
 
   /**
@@ -186,7 +308,10 @@ export class CardsRepository {
    * process died). A conditional update: of concurrent attempts one wins. Returns the row, or null
    * when the holder's status does not allow it.
    */
-  async reregisterHolder(holder: CardHolder, data: CardHolderPatch): Promise<CardHolder | null> {
+  async reregisterHolder(
+    holder: Pick<CardHolderRecord, 'id'>,
+    data: CardHolderPatch,
+  ): Promise<CardHolderRecord | null> {
     const moved = await this.prisma.cardHolder.updateMany({
       where: {
         id: holder.id,
@@ -195,9 +320,9 @@ export class CardsRepository {
           { status: 'created', updatedAt: { lt: new Date(Date.now() - this.leaseMs) } },
         ],
       },
-      data: { ...data, status: CARD_HOLDER_MOVES.register.to },
+      data: { ...this.sealHolder(data), status: CARD_HOLDER_MOVES.register.to },
     });
-    return moved.count === 1 ? this.prisma.cardHolder.findUniqueOrThrow({ where: { id: holder.id } }) : null;
+    return moved.count === 1 ? this.findHolder(holder.id) : null;
   }
 
   /**
@@ -230,15 +355,15 @@ export class CardsRepository {
    * delivery finds nothing to change). Returns `applied`, `unchanged` or `refused`.
    */
   async moveHolder(
-    holder: CardHolder,
+    holder: Pick<CardHolderRecord, 'id' | 'status'>,
     move: CardHolderMove,
-    patch: Omit<Prisma.CardHolderUncheckedUpdateInput, 'id' | 'status'> = {},
+    patch: CardHolderPatch = {},
   ): Promise<'applied' | 'unchanged' | 'refused'> {
     const rule = CARD_HOLDER_MOVES[move];
     if (holder.status === rule.to) return 'unchanged';
     const moved = await this.prisma.cardHolder.updateMany({
       where: { id: holder.id, status: { in: [...rule.from] } },
-      data: { ...patch, status: rule.to },
+      data: { ...this.sealHolder(patch), status: rule.to },
     });
     return moved.count === 1 ? 'applied' : 'refused';
   }
@@ -278,8 +403,8 @@ export class CardsRepository {
   }
 
   /** @throws NotFoundError (404). */
-  async requireHolder(id: string): Promise<CardHolder> {
-    const holder = await this.prisma.cardHolder.findUnique({ where: { id } });
+  async requireHolder(id: string): Promise<CardHolderRecord> {
+    const holder = await this.findHolder(id);
     if (!holder) throw new NotFoundError('Card holder', id);
     return holder;
   }
@@ -288,10 +413,11 @@ export class CardsRepository {
    * The card holder a KYC callback names: by the provider's card user id, else by the customer's
    * e-mail (lower-case, as stored). Null when neither matches.
    */
-  async findHolderForKyc(providerUserId: string | null, email: string | null): Promise<CardHolder | null> {
-    const byUser = providerUserId ? await this.prisma.cardHolder.findUnique({ where: { providerUserId } }) : null;
-    if (byUser) return byUser;
-    return email ? this.prisma.cardHolder.findFirst({ where: { customer: { email } } }) : null;
+  async findHolderForKyc(providerUserId: string | null, email: string | null): Promise<CardHolderRecord | null> {
+    const row =
+      (providerUserId ? await this.prisma.cardHolder.findUnique({ where: { providerUserId } }) : null) ??
+      (email ? await this.prisma.cardHolder.findFirst({ where: { customer: { email } } }) : null);
+    return this.openHolder(row);
   }
 
   /**
@@ -388,5 +514,51 @@ export class CardsRepository {
       where: { cardId, status: { in: ['created', 'unknown', 'pending'] } },
       select: { reference: true, providerId: true },
     });
+  }
+
+  /**
+   * The columns to write for `patch`: personal data encrypted with the current key (the address as
+   * its JSON text), the lookup hashes beside the id number and BVN, and the provider's answer
+   * without personal data (PERSONAL_PAYLOAD_KEYS). Fields absent from `patch` stay absent.
+   */
+  private sealHolder(patch: CardHolderPatch): Prisma.CardHolderUncheckedUpdateManyInput {
+    const { idNumber, phone, bvn, dateOfBirth, address, providerPayload, ...rest } = patch;
+    const data: Prisma.CardHolderUncheckedUpdateManyInput = { ...rest };
+    if (idNumber !== undefined) {
+      data.idNumber = this.pii.seal(idNumber, PII_COLUMNS.cardHolderIdNumber);
+      data.idNumberHash = this.pii.hash(idNumber, PII_COLUMNS.cardHolderIdNumber);
+    }
+    if (phone !== undefined) data.phone = this.pii.seal(phone, PII_COLUMNS.cardHolderPhone);
+    if (bvn !== undefined) {
+      data.bvn = this.pii.sealOptional(bvn, PII_COLUMNS.cardHolderBvn);
+      data.bvnHash = bvn === null ? null : this.pii.hash(bvn, PII_COLUMNS.cardHolderBvn);
+    }
+    if (dateOfBirth !== undefined)
+      data.dateOfBirth = this.pii.sealOptional(dateOfBirth, PII_COLUMNS.cardHolderDateOfBirth);
+    if (address !== undefined) data.address = this.pii.seal(JSON.stringify(address), PII_COLUMNS.cardHolderAddress);
+    if (providerPayload !== undefined)
+      data.providerPayload =
+        providerPayload === null || providerPayload === Prisma.DbNull || providerPayload === Prisma.JsonNull
+          ? providerPayload
+          : (withoutPersonalData(providerPayload) as Prisma.InputJsonValue);
+    return data;
+  }
+
+  /**
+   * A stored card holder row with its personal data decrypted (a legacy plaintext read as it is;
+   * a legacy address is its JSON text). Null stays null.
+   * @throws PiiDecryptError when a value does not decrypt with the key ring (changed, or its key removed).
+   */
+  private openHolder(row: CardHolder | null): CardHolderRecord | null {
+    if (!row) return null;
+    const { bvnHash: _bvnHash, idNumberHash: _idNumberHash, ...rest } = row;
+    return {
+      ...rest,
+      idNumber: this.pii.open(row.idNumber, PII_COLUMNS.cardHolderIdNumber),
+      phone: this.pii.open(row.phone, PII_COLUMNS.cardHolderPhone),
+      bvn: this.pii.openOptional(row.bvn, PII_COLUMNS.cardHolderBvn),
+      dateOfBirth: this.pii.openOptional(row.dateOfBirth, PII_COLUMNS.cardHolderDateOfBirth),
+      address: JSON.parse(this.pii.open(row.address, PII_COLUMNS.cardHolderAddress)) as Prisma.JsonObject,
+    };
   }
 }

@@ -11,6 +11,8 @@ import {
   Min,
   validateSync,
 } from 'class-validator';
+import { piiKeyRingFrom } from '../common/crypto/pii-cipher';
+import { PiiKeyError } from '../common/crypto/pii-key-ring';
 
 /**
  * The gateway's environment, validated once at start. A missing or malformed variable stops the
@@ -52,6 +54,24 @@ export class Env {
   @IsString()
   @IsNotEmpty()
   PROVIDER_WEBHOOK_SECRET: string;
+
+  /**
+   * Keys that encrypt personal data at rest (AES-256-GCM): `<id>:<base64 of 32 bytes>`, comma
+   * separated, e.g. `k2:…,k1:…`; the first encrypts, all decrypt (docs/operations.md "Personal data
+   * encryption"). Required in production; elsewhere a built-in development key is used when unset.
+   * Never logged.
+   */
+  @IsOptional()
+  @IsString()
+  PII_ENCRYPTION_KEYS?: string;
+
+  /**
+   * Optional key of the lookup hashes (HMAC-SHA256) of personal data, base64 of 32 bytes. When unset
+   * it is derived from each PII_ENCRYPTION_KEYS key (rotation then rewrites the hashes too).
+   */
+  @IsOptional()
+  @IsString()
+  PII_HMAC_KEY?: string;
 
   /** Per-request timeout for provider calls, in milliseconds. */
   @Transform(({ value }) => (value === undefined || value === '' ? 10000 : Number(value)))
@@ -194,6 +214,13 @@ export function validateEnv(config: Record<string, unknown>): Env {
       return `  ${e.property} ${problem}: ${Object.values(e.constraints ?? {}).join('; ')}`;
     });
     throw new Error(`Invalid environment:\n${lines.join('\n')}`);
+  }
+  try {
+    piiKeyRingFrom(env);
+  } catch (error) {
+    if (!(error instanceof PiiKeyError)) throw error;
+    const name = env.PII_ENCRYPTION_KEYS ? 'PII_ENCRYPTION_KEYS (or PII_HMAC_KEY) is malformed: ' : '';
+    throw new Error(`Invalid environment:\n  ${name}${error.message}`, { cause: error });
   }
   return env;
 }

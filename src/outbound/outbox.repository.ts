@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma } from '../generated/prisma/client';
 
@@ -23,13 +24,17 @@ export interface ClaimedMessage {
   /** The lease: `next_attempt_at` while this attempt runs; results are written only while it holds. */
   leaseUntil: Date;
   url: string;
+  /** The subscription's signing secret, decrypted (stored encrypted: src/common/crypto). */
   secret: string;
 }
 
 /** Database access for the outbox (the delivery side): writing messages, leasing due ones, recording results. */
 @Injectable()
 export class OutboxRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly pii: PiiCipher,
+  ) {}
 
   /**
    * Writes `payload` as a message of `eventType` to every active subscription that takes it, in one
@@ -81,7 +86,7 @@ export class OutboxRepository {
       attempts: r.attempts,
       leaseUntil,
       url: r.url,
-      secret: r.secret,
+      secret: this.pii.open(r.secret, PII_COLUMNS.webhookSubscriptionSecret),
     }));
   }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { afterCursor } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
 import type { OutboxMessage, WebhookSubscription } from '../generated/prisma/client';
@@ -7,33 +8,72 @@ import type { OutboxMessageStatus } from './webhook-subscription.dto';
 /** Last error written on the pending messages of a subscription when it is deleted. */
 export const DISABLED_ERROR = 'subscription deleted before delivery';
 
-/** Database access for subscriptions and, per subscription, their outbox messages (the API's side). */
+/**
+ * Database access for subscriptions and, per subscription, their outbox messages (the API's side).
+ * The signing secret is stored encrypted (PiiCipher) and returned decrypted; `reencryptSecrets`
+ * moves stored secrets to the current key.
+ */
 @Injectable()
 export class WebhookSubscriptionsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly pii: PiiCipher,
+  ) {}
 
-  create(data: {
+  /** Stores a new subscription, `secret` (plaintext) encrypted. */
+  async create(data: {
     clientId: string;
     url: string;
     secret: string;
     eventTypes: string[];
     description: string | null;
   }): Promise<WebhookSubscription> {
-    return this.prisma.webhookSubscription.create({ data });
+    const secret = this.pii.seal(data.secret, PII_COLUMNS.webhookSubscriptionSecret);
+    return this.open(await this.prisma.webhookSubscription.create({ data: { ...data, secret } }));
   }
 
   /** The subscription if it belongs to `clientId`, else null (another client's is not found either). */
-  findOwned(id: string, clientId: string): Promise<WebhookSubscription | null> {
-    return this.prisma.webhookSubscription.findFirst({ where: { id, clientId } });
+  async findOwned(id: string, clientId: string): Promise<WebhookSubscription | null> {
+    const row = await this.prisma.webhookSubscription.findFirst({ where: { id, clientId } });
+    return row ? this.open(row) : null;
   }
 
   /** `limit + 1` of the client's subscriptions after the cursor, newest first. */
-  listOwned(clientId: string, includeDisabled: boolean, cursor: string | undefined, limit: number) {
-    return this.prisma.webhookSubscription.findMany({
+  async listOwned(
+    clientId: string,
+    includeDisabled: boolean,
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<WebhookSubscription[]> {
+    const rows = await this.prisma.webhookSubscription.findMany({
       where: { clientId, ...(includeDisabled ? {} : { disabledAt: null }), ...afterCursor(cursor) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
     });
+    return rows.map((row) => this.open(row));
+  }
+
+  /**
+   * Re-encrypts with the current key up to `limit` subscription secrets, in id order after
+   * `afterId`, that are legacy plaintext or under an older key; each written only if unchanged since
+   * read. Returns the last id looked at (null when none is left) and how many were rewritten.
+   */
+  async reencryptSecrets(afterId: string | null, limit: number): Promise<{ lastId: string | null; rewritten: number }> {
+    const rows = await this.prisma.$queryRaw<Array<{ id: string; secret: string }>>`
+      SELECT id, secret FROM webhook_subscriptions
+      WHERE (${afterId}::uuid IS NULL OR id > ${afterId}::uuid) AND secret NOT LIKE ${`${this.pii.currentPrefix}%`}
+      ORDER BY id
+      LIMIT ${limit}`;
+    let rewritten = 0;
+    for (const row of rows) {
+      const plain = this.pii.open(row.secret, PII_COLUMNS.webhookSubscriptionSecret);
+      const { count } = await this.prisma.webhookSubscription.updateMany({
+        where: { id: row.id, secret: row.secret },
+        data: { secret: this.pii.seal(plain, PII_COLUMNS.webhookSubscriptionSecret) },
+      });
+      rewritten += count;
+    }
+    return { lastId: rows.length ? rows[rows.length - 1].id : null, rewritten };
   }
 
   /**
@@ -47,7 +87,7 @@ export class WebhookSubscriptionsRepository {
         where: { subscriptionId: id, status: 'pending' },
         data: { status: 'failed', lastError: DISABLED_ERROR },
       });
-      return db.webhookSubscription.findUniqueOrThrow({ where: { id } });
+      return this.open(await db.webhookSubscription.findUniqueOrThrow({ where: { id } }));
     });
   }
 
@@ -79,5 +119,10 @@ export class WebhookSubscriptionsRepository {
       data: { status: 'pending', attempts: 0, nextAttemptAt: new Date() },
     });
     return count === 0 ? null : this.prisma.outboxMessage.findUnique({ where: { id } });
+  }
+
+  /** The row with its secret decrypted (a legacy plaintext secret read as it is). */
+  private open(row: WebhookSubscription): WebhookSubscription {
+    return { ...row, secret: this.pii.open(row.secret, PII_COLUMNS.webhookSubscriptionSecret) };
   }
 }

@@ -39,12 +39,21 @@ function idText(value: unknown): string | null {
   return typeof value === 'number' && Number.isFinite(value) ? String(value) : null;
 }
 
-/** Keys that hold identifiers, matched as they are: never masked, even when long and numeric. */
+/**
+ * Keys whose values are kept as they are, never masked even when long and numeric: identifiers,
+ * and (other than in card events) bank account numbers and IBANs, which can be 12+ digits.
+ */
 const IDENTIFIER_KEY = /(^id$|id$|Id$|reference)/;
+const ACCOUNT_KEY = /(account_?(number|no|num)|^account|iban)$/i;
 
-/** `maskCardNumbers` applied to every string inside `value` except identifiers (IDENTIFIER_KEY). */
+/**
+ * `maskCardNumbers` applied to every string inside `value` except identifiers and account numbers
+ * (IDENTIFIER_KEY, ACCOUNT_KEY): the free text of any callback (a payout's reason or narration, a
+ * card's merchant narrative) may carry a card number.
+ */
 function maskStrings(value: unknown, key = ''): unknown {
-  if (typeof value === 'string') return IDENTIFIER_KEY.test(key) ? value : maskCardNumbers(value);
+  if (typeof value === 'string')
+    return IDENTIFIER_KEY.test(key) || ACCOUNT_KEY.test(key) ? value : maskCardNumbers(value);
   if (Array.isArray(value)) return value.map((item) => maskStrings(item, key));
   if (value && typeof value === 'object') {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskStrings(v, k)]));
@@ -177,12 +186,10 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     signatureHeader: string,
     headers: Record<string, string> = {},
   ): Promise<{ duplicate: boolean; outcome: WebhookOutcome | 'pending' }> {
-    // Card events: card-number keys dropped, and anything shaped like a card number masked in free
-    // text too (a merchant narrative could carry one); other events keep long numbers (accounts).
-    const keysStripped = stripCardSecrets(event.data);
-    const data = event.event.startsWith('virtualcard.')
-      ? (maskStrings(keysStripped) as Record<string, unknown>)
-      : keysStripped;
+    // Every event: card-number keys dropped, and anything shaped like a card number masked in free
+    // text too (a merchant narrative, a payout's reason or narration could carry one); identifiers
+    // and account numbers are kept (maskStrings).
+    const data = maskStrings(stripCardSecrets(event.data)) as Record<string, unknown>;
     const clean = JSON.stringify({ event: event.event, data });
     // The raw body is kept as received unless something had to be taken out or replaced; then it is
     // the stored JSON (the signature cannot be checked again either way, the body having changed).

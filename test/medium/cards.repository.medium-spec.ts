@@ -31,7 +31,8 @@ describe('CardsRepository on a real database', () => {
         firstName: 'A',
         lastName: 'B',
         phone: '+2340000000000',
-        address: {},
+        // Written as a legacy (plaintext) row: the repository reads both forms.
+        address: '{}',
         status,
       },
     });
@@ -202,6 +203,30 @@ describe('CardsRepository on a real database', () => {
       expect(h.status).toBe('created');
       expect((await cards.holderOf(c.id))?.id).toBe(h.id);
       await expect(cards.createHolder(c.id, data)).rejects.toMatchObject({ code: 'P2002' });
+    });
+
+    it('stores personal data encrypted and reads it back in plaintext; the provider answer keeps no personal field', async () => {
+      const c = await customer();
+      const address = { line1: '5 Hidden Lane', country: 'NG' };
+      const h = await cards.createHolder(c.id, {
+        idType: 'NIN',
+        idNumber: 'NIN55550001',
+        firstName: 'A',
+        lastName: 'B',
+        phone: '+2348011112222',
+        bvn: '22255550001',
+        address,
+      });
+      expect(h).toMatchObject({ idNumber: 'NIN55550001', phone: '+2348011112222', bvn: '22255550001', address });
+      await cards.moveHolder(h, 'accept', {
+        providerPayload: { id: 'u1', phoneNumber: '+2348011112222', data: { bvn: '22255550001', status: 'ok' } },
+      });
+      const [row] = await world.db.query<Record<string, unknown>>('SELECT * FROM card_holders WHERE id = $1', [h.id]);
+      for (const column of ['id_number', 'phone', 'bvn', 'address']) expect(row[column]).toMatch(/^pii:v1:dev:/);
+      expect(row.provider_payload).toEqual({ id: 'u1', data: { status: 'ok' } });
+      expect(JSON.stringify(row)).not.toMatch(/NIN55550001|8011112222|22255550001|Hidden Lane/);
+      expect((await cards.findHolder(h.id))?.address).toEqual(address);
+      expect((await cards.holdersWithBvn('22255550001')).map((x) => x.id)).toEqual([h.id]);
     });
 
     it('reregisterHolder: from failed wins, a fresh `created` is refused, a lapsed `created` is taken', async () => {

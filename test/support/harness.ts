@@ -11,6 +11,8 @@ import { createTestDatabase, type TestDatabase } from './database';
 
 export const SIMULATOR_API_KEY = 'sk.test0123456789abcdef.e2e';
 export const WEBHOOK_SECRET = 'whsec-e2e-test';
+/** The gateway's personal-data key ring in tests (PII_ENCRYPTION_KEYS): one key, id `t1`. */
+export const TEST_PII_KEYS = `t1:${Buffer.alloc(32, 't1').toString('base64')}`;
 
 /** A running simulator on a loopback port, with helpers for its admin API. */
 export interface TestSimulator {
@@ -114,6 +116,7 @@ async function startGateway(
     RATE_LIMIT_PER_MINUTE: '100000',
     JOBS_ENABLED: 'false',
     WEBHOOK_APPLY: 'inline',
+    PII_ENCRYPTION_KEYS: TEST_PII_KEYS,
     ...env,
   });
   const app = await createApp({ bufferLogs: true });

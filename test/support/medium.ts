@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Provider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Test, type TestingModule } from '@nestjs/testing';
+import { PII_CIPHER_PROVIDER } from '../../src/common/crypto/pii-cipher';
 import { PrismaService } from '../../src/database/prisma.service';
 import type { Transaction, TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import { createTestDatabase, type TestDatabase } from './database';
@@ -16,7 +17,7 @@ export interface MediumWorld {
 
 /**
  * Builds a Nest testing module with `providers` (the real classes), PrismaService on a fresh test
- * database, and a ConfigService holding DATABASE_URL plus `env` (the settings those providers read).
+ * database, PiiCipher (PII_ENCRYPTION_KEYS from `env`, else the development key), and a ConfigService holding DATABASE_URL plus `env` (the settings those providers read).
  */
 export async function mediumWorld(providers: Provider[], env: Record<string, unknown> = {}): Promise<MediumWorld> {
   const db = await createTestDatabase();
@@ -24,6 +25,7 @@ export async function mediumWorld(providers: Provider[], env: Record<string, unk
     providers: [
       { provide: ConfigService, useValue: new ConfigService({ DATABASE_URL: db.url, ...env }) },
       PrismaService,
+      PII_CIPHER_PROVIDER,
       ...providers,
     ],
   }).compile();
