@@ -114,6 +114,8 @@ async function startGateway(
     RATE_LIMIT_PER_MINUTE: '100000',
     JOBS_ENABLED: 'false',
     WEBHOOK_APPLY: 'inline',
+    // The tests' outbound receivers listen on loopback (test/ssrf.e2e-spec.ts turns this off).
+    OUTBOUND_ALLOW_PRIVATE: 'true',
     ...env,
   });
   const app = await createApp({ bufferLogs: true });
