@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
 import { afterCursor } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
 import type { OutboxMessage, WebhookSubscription } from '../generated/prisma/client';
@@ -19,7 +20,11 @@ export class WebhookSubscriptionsRepository {
     eventTypes: string[];
     description: string | null;
   }): Promise<WebhookSubscription> {
-    return this.prisma.webhookSubscription.create({ data });
+    return this.prisma.$transaction(async (tx) => {
+      const row = await tx.webhookSubscription.create({ data });
+      await recordAuditedChange(tx, row.id);
+      return row;
+    });
   }
 
   /** The subscription if it belongs to `clientId`, else null (another client's is not found either). */
@@ -43,6 +48,7 @@ export class WebhookSubscriptionsRepository {
   disable(id: string): Promise<WebhookSubscription> {
     return this.prisma.$transaction(async (db) => {
       await db.webhookSubscription.updateMany({ where: { id, disabledAt: null }, data: { disabledAt: new Date() } });
+      await recordAuditedChange(db, id);
       await db.outboxMessage.updateMany({
         where: { subscriptionId: id, status: 'pending' },
         data: { status: 'failed', lastError: DISABLED_ERROR },

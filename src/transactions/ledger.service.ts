@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { recordAuditedChange } from '../audit/audit-chain';
+import { creatorId } from '../audit/ownership';
 import { DomainError, ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../common/errors';
 import { currentIdempotencyClaim, noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import type { Env } from '../config/env';
@@ -113,12 +115,15 @@ export class LedgerService {
     tx?: Tx,
   ): Promise<Transaction> {
     const run = async (db: Tx) => {
-      const row = await db.transaction.create({ data: { ...data, status: data.status ?? 'created' } });
+      const row = await db.transaction.create({
+        data: { ...data, status: data.status ?? 'created', createdBy: data.createdBy ?? creatorId() },
+      });
       await db.transactionStatusChange.create({
         data: { transactionId: row.id, from: null, to: row.status, source, actorId: apiActor(source) },
       });
       await noteIdempotentResource(db, row.kind, row.id);
       await this.outbox.publishLedgerStatus(row, db);
+      await recordAuditedChange(db, row.id);
       return row;
     };
     return tx ? run(tx) : this.prisma.$transaction(run);
