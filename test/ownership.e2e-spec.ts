@@ -64,7 +64,7 @@ describe('ownership rule (e2e, OWNERSHIP)', () => {
     } finally {
       await h.close();
     }
-  });
+  }, 120_000);
 
   it('OWNERSHIP=all (default): key B sees and confirms key A’s payout', async () => {
     const { h, b, payoutId } = await setUp('all');
@@ -79,5 +79,5 @@ describe('ownership rule (e2e, OWNERSHIP)', () => {
     } finally {
       await h.close();
     }
-  });
+  }, 120_000);
 });
