@@ -6,6 +6,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import type { RawServerDefault } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { bindRequestContext } from './audit/request-context';
 import {
   checkUrlLength,
   clientErrorHandler,
@@ -88,6 +89,7 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
 
   const fastify = app.getHttpAdapter().getInstance();
   bindRequestLogger(fastify);
+  bindRequestContext(fastify);
   const metrics = app.get(MetricsService);
   // Callback-style hooks: an async hook costs a promise per request on every route.
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -423,6 +423,22 @@ describe('finance page (e2e, headless Chromium)', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('shows the audit trail in its own tab (scope audit:read), with who did what', async () => {
+    await page.getByTestId('audit-tab').click();
+    await page.locator('[data-testid=audit-section] [role=alert]').filter({ hasText: 'audit:read' }).waitFor();
+    const auditorKey = await h.key(['transactions:read', 'audit:read']);
+    await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${auditorKey}')`);
+    await page.reload();
+    await page.getByTestId('audit-tab').click();
+    await page.locator('[data-testid=audit-events] tr', { hasText: 'payout.confirm' }).first().waitFor();
+    const text = await page.getByTestId('audit-events').textContent();
+    expect(text).toContain('payout.create');
+    expect(text).toContain('succeeded');
+    await page.screenshot({ path: path.join(shots, 'finance-audit.png'), fullPage: true });
+    expect(pageErrors).toEqual([]);
+    await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${financeKey}')`);
+  });
+
   it('sends a session whose key stopped working back to sign-in, and signs out', async () => {
     // As if the key had been revoked during the session: the next call answers 401.
     await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', 'wgk_revoked_meanwhile')`);

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { appendAuditEvent, type AuditEventInput } from '../audit/audit-chain';
 import { PrismaService } from '../database/prisma.service';
 import type { ApiClient } from '../generated/prisma/client';
 import { generateApiKey, hashApiKey, keyPrefixOf } from './api-key';
@@ -26,15 +27,64 @@ export class ApiClientsRepository {
   }
 }
 
-/** Shared by the repository and the `npm run api-key` CLI (which runs without Nest). */
+/** Who made a key change from outside the API (the CLI): its audit event's actor name. */
+export const CLI_ACTOR = 'cli';
+
+/**
+ * Creates a client with a fresh key and its `api_key.create` audit event, in one transaction.
+ * Shared by the repository and the `npm run api-key` CLI (which runs without Nest).
+ */
 export async function createApiClient(
-  prisma: Pick<PrismaService, 'apiClient'>,
+  prisma: Pick<PrismaService, '$transaction'>,
   name: string,
   scopes: Scope[],
+  actorName = CLI_ACTOR,
 ): Promise<CreatedApiClient> {
   const key = generateApiKey();
-  const client = await prisma.apiClient.create({
-    data: { name, scopes, keyHash: hashApiKey(key), keyPrefix: keyPrefixOf(key) },
+  const client = await prisma.$transaction(async (tx) => {
+    const row = await tx.apiClient.create({
+      data: { name, scopes, keyHash: hashApiKey(key), keyPrefix: keyPrefixOf(key) },
+    });
+    await appendAuditEvent(tx, cliEvent('api_key.create', row.id, actorName, { name, scopes }));
+    return row;
   });
   return { client, key };
+}
+
+/**
+ * Revokes the active client `id` and writes its `api_key.revoke` audit event, in one transaction.
+ * Returns false when there is no active client `id` (nothing written).
+ */
+export async function revokeApiClient(
+  prisma: Pick<PrismaService, '$transaction'>,
+  id: string,
+  actorName = CLI_ACTOR,
+): Promise<boolean> {
+  return prisma.$transaction(async (tx) => {
+    const { count } = await tx.apiClient.updateMany({
+      where: { id, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
+    if (count === 0) return false;
+    await appendAuditEvent(tx, cliEvent('api_key.revoke', id, actorName));
+    return true;
+  });
+}
+
+function cliEvent(
+  action: string,
+  clientId: string,
+  actorName: string,
+  details?: Record<string, unknown>,
+): AuditEventInput {
+  return {
+    actorId: null,
+    actorName,
+    action,
+    targetType: 'api_client',
+    targetId: clientId,
+    requestId: null,
+    outcome: 'succeeded',
+    details: details ?? null,
+  };
 }

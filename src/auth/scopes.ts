@@ -21,6 +21,8 @@ export const SCOPES = [
   /** Resolve a `needs_review` ledger row by hand (POST /v1/transactions/{id}/resolve). */
   'transactions:resolve',
   'webhook-subscriptions:write',
+  /** Read the audit trail (GET /v1/audit-events). */
+  'audit:read',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../auth/auth.decorators';
 import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { ParseCountryPipe, ParseIdPipe } from '../common/validation';
@@ -30,6 +31,7 @@ export class BeneficiariesController {
   }
 
   @Post('beneficiaries')
+  @Audited('beneficiary.create', 'beneficiary')
   @RequireScopes('beneficiaries:write')
   @ApiOperation({ summary: "Register a payout destination (checked against the country's fields first)" })
   @ApiCreatedResponse({ type: BeneficiaryDto })

@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
+import { creatorId, ownerFilter } from '../audit/ownership';
 import { afterCursor } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
 import type { Beneficiary, Prisma } from '../generated/prisma/client';
@@ -8,8 +10,13 @@ import type { Beneficiary, Prisma } from '../generated/prisma/client';
 export class BeneficiariesRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /** Creates the beneficiary (created_by = the request's client) with its audit event, in one transaction. */
   create(data: Prisma.BeneficiaryUncheckedCreateInput): Promise<Beneficiary> {
-    return this.prisma.beneficiary.create({ data });
+    return this.prisma.$transaction(async (tx) => {
+      const row = await tx.beneficiary.create({ data: { ...data, createdBy: creatorId() } });
+      await recordAuditedChange(tx, row.id);
+      return row;
+    });
   }
 
   findById(id: string): Promise<Beneficiary | null> {
@@ -32,10 +39,14 @@ export class BeneficiariesRepository {
     return moved.count === 1;
   }
 
-  /** `limit + 1` rows after the cursor, newest first, so the caller can tell if a next page exists. */
+  /** `limit + 1` rows after the cursor (only the client's own under OWNERSHIP=client), newest first, so the caller can tell if a next page exists. */
   list(filter: { customerId?: string }, cursor: string | undefined, limit: number): Promise<Beneficiary[]> {
     return this.prisma.beneficiary.findMany({
-      where: { ...(filter.customerId ? { customerId: filter.customerId } : {}), ...afterCursor(cursor) },
+      where: {
+        ...(filter.customerId ? { customerId: filter.customerId } : {}),
+        ...ownerFilter(),
+        ...afterCursor(cursor),
+      },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
     });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { ownedByCurrentClient } from '../audit/ownership';
 import { providerCallbackUrl } from '../common/callback-url';
 import { ErrorCode, NotFoundError, ProviderError, ValidationError } from '../common/errors';
 import { Page, toPage } from '../common/pagination';
@@ -105,9 +106,10 @@ export class BeneficiariesService {
     return toBeneficiaryDto(await this.requireRow(id));
   }
 
+  /** The stored beneficiary row. @throws NotFoundError (404), also for another client's under OWNERSHIP=client. */
   async requireRow(id: string): Promise<Beneficiary> {
     const row = await this.repository.findById(id);
-    if (!row) throw new NotFoundError('Beneficiary', id);
+    if (!row || !ownedByCurrentClient(row)) throw new NotFoundError('Beneficiary', id);
     return row;
   }
 

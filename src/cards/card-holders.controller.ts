@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../auth/auth.decorators';
 import { ApiConflict, ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { ParseIdPipe } from '../common/validation';
@@ -12,6 +13,7 @@ export class CardHoldersController {
   constructor(private readonly holders: CardHoldersService) {}
 
   @Post()
+  @Audited('card_holder.create', 'card_holder')
   @RequireScopes('cards:write')
   @ApiOperation({
     summary: 'Register a customer as a card holder (provider registercarduser; KYC decided later by callback)',

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../auth/auth.decorators';
 import {
   ApiConflict,
@@ -41,6 +42,7 @@ export class CardsController {
   ) {}
 
   @Post()
+  @Audited('card.create', 'card')
   @RequireScopes('cards:write')
   @Idempotent()
   @ApiOperation({ summary: 'Create a virtual card for a card holder, with initial funding (status pending)' })
@@ -73,6 +75,7 @@ export class CardsController {
   }
 
   @Post(':id/freeze')
+  @Audited('card.freeze', 'card')
   @HttpCode(200)
   @RequireScopes('cards:write')
   @ApiOperation({ summary: 'Freeze an active card' })
@@ -86,6 +89,7 @@ export class CardsController {
   }
 
   @Post(':id/unfreeze')
+  @Audited('card.unfreeze', 'card')
   @HttpCode(200)
   @RequireScopes('cards:write')
   @ApiOperation({ summary: 'Unfreeze a frozen card' })
@@ -99,6 +103,7 @@ export class CardsController {
   }
 
   @Post(':id/terminate')
+  @Audited('card.terminate', 'card')
   @HttpCode(200)
   @RequireScopes('cards:write')
   @ApiOperation({ summary: 'Terminate an active or frozen card (final)' })
@@ -112,6 +117,7 @@ export class CardsController {
   }
 
   @Post(':id/top-ups')
+  @Audited('card.top_up', 'card')
   @RequireScopes('cards:write')
   @Idempotent()
   @ApiOperation({ summary: 'Top up a card: 300–250000 USD minor units (3.00–2,500.00 USD); status pending' })
@@ -125,6 +131,7 @@ export class CardsController {
   }
 
   @Post(':id/withdrawals')
+  @Audited('card.withdraw', 'card')
   @RequireScopes('cards:write')
   @Idempotent()
   @ApiOperation({ summary: 'Withdraw from a card back to the wallet (USD minor units); status pending' })

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { recordAuditedChange } from '../audit/audit-chain';
 import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { NotFoundError } from '../common/errors';
 import { afterCursor } from '../common/pagination';
@@ -271,6 +272,7 @@ export class CardsRepository {
   async releaseTransition(id: string, action: CardAction, startedAt: Date, patch?: CardPatch): Promise<CardMoveResult> {
     return this.prisma.$transaction(async (tx) => {
       const moved = patch ? await this.move(id, action, patch, tx) : null;
+      if (moved?.outcome === 'applied') await recordAuditedChange(tx, id);
       await tx.$executeRaw`
         UPDATE cards SET transition = NULL, transition_started_at = NULL
         WHERE id = ${id}::uuid AND transition = ${action} AND transition_started_at = ${startedAt}`;

@@ -5,12 +5,14 @@
  *   npm run api-key -- list
  *   npm run api-key -- revoke --id UUID
  *
+ * Creation and revocation each write an audit event (actor `cli`) in the same transaction.
+ *
  * In production (no dev dependencies): node dist/cli/api-key.js create --name NAME --scopes all
  * Uses DATABASE_URL (from the environment or .env).
  */
 import 'dotenv/config';
 import { parseArgs } from 'node:util';
-import { createApiClient } from '../auth/api-clients.repository';
+import { createApiClient, revokeApiClient } from '../auth/api-clients.repository';
 import { DEMO_SCOPES, isScope, type Scope, SCOPES } from '../auth/scopes';
 import { createPgAdapter } from '../database/prisma.service';
 import { PrismaClient } from '../generated/prisma/client';
@@ -67,11 +69,7 @@ async function main(): Promise<void> {
       }
       case 'revoke': {
         const id = values.id ?? fail('--id is required.');
-        const { count } = await prisma.apiClient.updateMany({
-          where: { id, revokedAt: null },
-          data: { revokedAt: new Date() },
-        });
-        if (count === 0) fail(`No active API client ${id}.`);
+        if (!(await revokeApiClient(prisma, id))) fail(`No active API client ${id}.`);
         process.stdout.write(`Revoked ${id}.\n`);
         break;
       }

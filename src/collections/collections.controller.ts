@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../auth/auth.decorators';
 import { ApiNotFound, ApiUnsettledProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
@@ -13,6 +14,7 @@ export class CollectionsController {
   constructor(private readonly collections: CollectionsService) {}
 
   @Post()
+  @Audited('collection.create', 'collection')
   @RequireScopes('collections:write')
   @Idempotent()
   @ApiOperation({

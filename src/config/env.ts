@@ -194,6 +194,25 @@ export class Env {
   @IsIn(['major', 'minor'])
   CARD_EVENT_AMOUNT_UNIT: 'major' | 'minor' = 'major';
 
+  /**
+   * Outbound webhooks may reach loopback and private receivers (127/8, ::1, 10/8, 172.16/12,
+   * 192.168/16, fc00::/7) — for development and tests only: refused with NODE_ENV=production.
+   * Default false: every subscription and delivery must resolve to a public address
+   * (src/outbound/outbound-address.ts).
+   */
+  @Transform(({ value }) => value === true || value === 'true')
+  @IsBoolean()
+  OUTBOUND_ALLOW_PRIVATE = false;
+
+  /**
+   * Who may read and change a resource: `all` (default: every key with the scope, as before) or
+   * `client` (a key confirms, reads and changes only what its own API client created; others'
+   * resources answer 404). See docs/api.md "Who sees what".
+   */
+  @IsOptional()
+  @IsIn(['all', 'client'])
+  OWNERSHIP: 'all' | 'client' = 'all';
+
   /** Write JSON log lines to this file instead of stdout (optional). */
   @IsOptional()
   @IsString()
@@ -221,6 +240,11 @@ export function validateEnv(config: Record<string, unknown>): Env {
     if (!(error instanceof PiiKeyError)) throw error;
     const name = env.PII_ENCRYPTION_KEYS ? 'PII_ENCRYPTION_KEYS (or PII_HMAC_KEY) is malformed: ' : '';
     throw new Error(`Invalid environment:\n  ${name}${error.message}`, { cause: error });
+  }
+  if (env.NODE_ENV === 'production' && env.OUTBOUND_ALLOW_PRIVATE) {
+    throw new Error(
+      'Invalid environment:\n  OUTBOUND_ALLOW_PRIVATE is refused in production: outbound webhooks must not reach private addresses.',
+    );
   }
   return env;
 }

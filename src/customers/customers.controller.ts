@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../auth/auth.decorators';
 import { ApiConflict, ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { ParseIdPipe } from '../common/validation';
@@ -19,6 +20,7 @@ export class CustomersController {
   constructor(private readonly customers: CustomersService) {}
 
   @Post()
+  @Audited('customer.create', 'customer')
   @RequireScopes('customers:write')
   @ApiOperation({ summary: 'Create a customer at the provider and store it' })
   @ApiCreatedResponse({ type: CustomerDto })
@@ -30,6 +32,7 @@ export class CustomersController {
   }
 
   @Patch(':id')
+  @Audited('customer.update', 'customer')
   @RequireScopes('customers:write')
   @ApiOperation({ summary: 'Update a customer at the provider and locally' })
   @ApiOkResponse({ type: CustomerDto })

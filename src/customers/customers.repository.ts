@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
+import { creatorId, ownerFilter } from '../audit/ownership';
 import { afterCursor } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
 import type { Customer, Prisma } from '../generated/prisma/client';
@@ -16,18 +18,28 @@ export class CustomersRepository {
     return this.prisma.customer.findUnique({ where: { email } });
   }
 
+  /** Creates the customer (created_by = the request's client) with its audit event, in one transaction. */
   create(data: Prisma.CustomerCreateInput): Promise<Customer> {
-    return this.prisma.customer.create({ data });
+    return this.prisma.$transaction(async (tx) => {
+      const row = await tx.customer.create({ data: { ...data, createdBy: creatorId() } });
+      await recordAuditedChange(tx, row.id);
+      return row;
+    });
   }
 
+  /** Updates the customer with the request's audit event (if any), in one transaction. */
   update(id: string, data: Prisma.CustomerUpdateInput): Promise<Customer> {
-    return this.prisma.customer.update({ where: { id }, data });
+    return this.prisma.$transaction(async (tx) => {
+      const row = await tx.customer.update({ where: { id }, data });
+      await recordAuditedChange(tx, id);
+      return row;
+    });
   }
 
-  /** `limit + 1` rows after the cursor, newest first, so the caller can tell if a next page exists. */
+  /** `limit + 1` rows after the cursor (only the client's own under OWNERSHIP=client), newest first, so the caller can tell if a next page exists. */
   list(filter: { email?: string }, cursor: string | undefined, limit: number): Promise<Customer[]> {
     return this.prisma.customer.findMany({
-      where: { ...(filter.email ? { email: filter.email } : {}), ...afterCursor(cursor) },
+      where: { ...(filter.email ? { email: filter.email } : {}), ...ownerFilter(), ...afterCursor(cursor) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
     });

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ownedByCurrentClient } from '../audit/ownership';
 import { ConflictError, NotFoundError, ValidationError } from '../common/errors';
 import { Page, toPage } from '../common/pagination';
 import type { Customer } from '../generated/prisma/client';
@@ -115,10 +116,10 @@ export class CustomersService {
     return toPage(rows, limit, toCustomerDto);
   }
 
-  /** The stored customer row. @throws NotFoundError (404). */
+  /** The stored customer row. @throws NotFoundError (404), also for another client's under OWNERSHIP=client. */
   async requireRow(id: string): Promise<Customer> {
     const row = await this.customers.findById(id);
-    if (!row) throw new NotFoundError('Customer', id);
+    if (!row || !ownedByCurrentClient(row)) throw new NotFoundError('Customer', id);
     return row;
   }
 }

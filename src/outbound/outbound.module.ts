@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { OutboundDns } from './outbound-address';
 import { OutboxDeliveryService } from './outbox-delivery.service';
 import { OutboxRepository } from './outbox.repository';
 import { OutboxService } from './outbox.service';
@@ -18,6 +19,7 @@ import { WebhookSubscriptionsService } from './webhook-subscriptions.service';
   providers: [
     OutboxService,
     OutboxRepository,
+    OutboundDns,
     OutboxDeliveryService,
     WebhookSubscriptionsService,
     WebhookSubscriptionsRepository,

@@ -1,8 +1,12 @@
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { Env } from '../config/env';
 import { MetricsService } from '../metrics/metrics.service';
 import { afterFailedAttempt } from './delivery-schedule';
+import { guardedLookup, isAllowedAddress, OutboundDns } from './outbound-address';
 import { ClaimedMessage, OutboxRepository } from './outbox.repository';
 import { signStandardWebhook } from './standard-webhooks';
 
@@ -27,15 +31,13 @@ interface AttemptResult {
 /** Messages leased per pass, and attempts in flight at once within a pass. */
 const BATCH_SIZE = 50;
 const CONCURRENCY = 8;
-/** Characters of a refusing receiver's answer kept in `lastError`. */
-const ERROR_BODY_CHARS = 200;
 const USER_AGENT = 'wallet-gateway-webhooks/1';
 
 /**
  * Delivers outbox messages to their subscriptions, signed per Standard Webhooks (headers
  * webhook-id = the message id, stable across retries; webhook-timestamp; webhook-signature).
  * A 2xx answer is `delivered`; anything else (other status, redirect, network error, no answer
- * within OUTBOX_TIMEOUT_MS) is retried on the schedule of delivery-schedule.ts until
+ * within OUTBOX_TIMEOUT_MS, an address refused by outbound-address.ts at connect time) is retried on the schedule of delivery-schedule.ts until
  * OUTBOX_MAX_ATTEMPTS, then `failed` with the last error. Safe with several gateway instances:
  * each message is leased by one pass (`FOR UPDATE SKIP LOCKED`). Delivery is at least once: a
  * receiver deduplicates on webhook-id. With JOBS_ENABLED each instance runs a pass every
@@ -48,12 +50,24 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
   private stopped = false;
+  /** OUTBOUND_ALLOW_PRIVATE: loopback and private receivers allowed (never in production). */
+  private readonly allowPrivate: boolean;
+  /** Keep-alive agents whose sockets connect only to addresses the guarded lookup allowed. */
+  private readonly agents: { http: HttpAgent; https: HttpsAgent };
 
   constructor(
     private readonly outbox: OutboxRepository,
     private readonly config: ConfigService<Env, true>,
     private readonly metrics: MetricsService,
-  ) {}
+    dns: OutboundDns,
+  ) {
+    this.allowPrivate = config.get('OUTBOUND_ALLOW_PRIVATE', { infer: true });
+    const lookup = guardedLookup((host) => dns.resolve(host), this.allowPrivate);
+    this.agents = {
+      http: new HttpAgent({ keepAlive: true, lookup }),
+      https: new HttpsAgent({ keepAlive: true, lookup }),
+    };
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.get('JOBS_ENABLED', { infer: true })) this.schedule(0);
@@ -64,6 +78,8 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 
   /**
@@ -120,7 +136,11 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
     return 'retrying';
   }
 
-  /** POSTs the signed event once. Never throws: every failure becomes a result. */
+  /**
+   * POSTs the signed event once, redirects not followed. Never throws: every failure becomes a
+   * result whose error names only its class (timeout, refused, tls, dns, blocked_address, network,
+   * http_<status>): no socket code, no address, nothing of the receiver's answer.
+   */
   private async attempt(message: ClaimedMessage, timeoutMs: number): Promise<AttemptResult> {
     let body: string;
     let headers: Record<string, string>;
@@ -130,28 +150,57 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
     } catch (error) {
       return { ok: false, statusCode: null, error: `could not sign the event: ${(error as Error).message}` };
     }
+    let url: URL;
     try {
-      const res = await fetch(message.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...headers },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const statusCode = res.status > 0 ? res.status : null;
-      if (res.status >= 200 && res.status < 300) {
-        await res.body?.cancel().catch(() => undefined);
-        return { ok: true, statusCode, error: null };
-      }
-      const text = await readStart(res, ERROR_BODY_CHARS);
-      return {
-        ok: false,
-        statusCode,
-        error: `receiver answered HTTP ${res.status}${text ? `: ${text}` : ''}`,
-      };
-    } catch (error) {
-      return { ok: false, statusCode: null, error: describeNetworkError(error, timeoutMs) };
+      url = new URL(message.url);
+    } catch {
+      return { ok: false, statusCode: null, error: 'invalid_url' };
     }
+    // An IP literal connects without a lookup: it is checked here (a name is checked in the lookup).
+    const literal = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(literal) && !isAllowedAddress(literal, this.allowPrivate)) {
+      return { ok: false, statusCode: null, error: 'blocked_address' };
+    }
+    try {
+      const status = await this.post(
+        url,
+        body,
+        {
+          'content-type': 'application/json',
+          'user-agent': USER_AGENT,
+          ...headers,
+        },
+        timeoutMs,
+      );
+      if (status >= 200 && status < 300) return { ok: true, statusCode: status, error: null };
+      return { ok: false, statusCode: status, error: `http_${status}` };
+    } catch (error) {
+      return { ok: false, statusCode: null, error: failureClass(error) };
+    }
+  }
+
+  /** One POST through the guarded agents; resolves with the answer's status (its body is discarded). */
+  private post(url: URL, body: string, headers: Record<string, string>, timeoutMs: number): Promise<number> {
+    const https = url.protocol === 'https:';
+    const send = https ? httpsRequest : httpRequest;
+    return new Promise((resolve, reject) => {
+      const req = send(
+        url,
+        {
+          method: 'POST',
+          agent: https ? this.agents.https : this.agents.http,
+          headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+          signal: AbortSignal.timeout(timeoutMs),
+        },
+        (res) => {
+          res.resume();
+          res.on('error', () => undefined);
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
   }
 
   private schedule(delayMs: number): void {
@@ -175,32 +224,15 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
   }
 }
 
-/** The first `max` characters of a response body (the rest is not read). */
-async function readStart(res: Response, max: number): Promise<string> {
-  if (!res.body) return '';
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    while (size < max) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(Buffer.from(value));
-      size += value.length;
-    }
-  } catch {
-    /* a body cut short: keep what arrived */
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return Buffer.concat(chunks).toString('utf8').slice(0, max).replace(/\s+/g, ' ').trim();
-}
-
-/** A network failure in words that name no URL: timeouts, refused connections, DNS. */
-function describeNetworkError(error: unknown, timeoutMs: number): string {
-  const e = error as { name?: string; message?: string; cause?: { code?: string; name?: string } };
-  if (e?.name === 'TimeoutError' || e?.cause?.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
-  if (e?.name === 'AbortError') return `no answer within ${timeoutMs} ms`;
-  const code = e?.cause?.code;
-  return code ? `network error: ${code}` : 'network error';
+/** The class of a failed attempt, in words that name no address, socket code or answer. */
+export function failureClass(error: unknown): string {
+  const e = error as { name?: string; code?: string; cause?: { name?: string; code?: string } } | undefined;
+  const code = e?.code ?? e?.cause?.code ?? '';
+  if (e?.name === 'AbortError' || e?.name === 'TimeoutError' || e?.cause?.name === 'TimeoutError') return 'timeout';
+  if (code === 'ETIMEDOUT' || code === 'ABORT_ERR') return 'timeout';
+  if (code === 'EBLOCKEDADDRESS') return 'blocked_address';
+  if (code === 'ECONNREFUSED') return 'refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'ENODATA') return 'dns';
+  if (/SSL|TLS|CERT|EPROTO/.test(code)) return 'tls';
+  return 'network';
 }

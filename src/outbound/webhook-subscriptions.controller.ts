@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import { type AuthenticatedClient, CurrentClient, RequireScopes } from '../auth/auth.decorators';
 import { ApiConflict, ApiNotFound, ApiValidationErrors } from '../common/api-responses';
 import { ParseIdPipe } from '../common/validation';
@@ -21,6 +22,7 @@ export class WebhookSubscriptionsController {
   constructor(private readonly subscriptions: WebhookSubscriptionsService) {}
 
   @Post()
+  @Audited('webhook_subscription.create', 'webhook_subscription')
   @RequireScopes('webhook-subscriptions:write')
   @ApiOperation({
     summary: 'Subscribe to gateway events (signed per Standard Webhooks); the signing secret is shown once',
@@ -60,6 +62,7 @@ export class WebhookSubscriptionsController {
   }
 
   @Delete(':id')
+  @Audited('webhook_subscription.delete', 'webhook_subscription')
   @RequireScopes('webhook-subscriptions:write')
   @ApiOperation({
     summary: 'Delete (disable) a subscription: nothing more is delivered; pending messages become failed',
@@ -91,6 +94,7 @@ export class WebhookSubscriptionsController {
   }
 
   @Post(':id/messages/:messageId/retry')
+  @Audited('webhook_subscription.retry_message', 'webhook_subscription')
   @HttpCode(200)
   @RequireScopes('webhook-subscriptions:write')
   @ApiOperation({ summary: 'Put a failed message back to pending, due at once, with a fresh set of attempts' })

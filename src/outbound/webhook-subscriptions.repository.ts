@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
 import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { afterCursor } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
@@ -29,7 +30,11 @@ export class WebhookSubscriptionsRepository {
     description: string | null;
   }): Promise<WebhookSubscription> {
     const secret = this.pii.seal(data.secret, PII_COLUMNS.webhookSubscriptionSecret);
-    return this.open(await this.prisma.webhookSubscription.create({ data: { ...data, secret } }));
+    return this.prisma.$transaction(async (tx) => {
+      const row = await tx.webhookSubscription.create({ data: { ...data, secret } });
+      await recordAuditedChange(tx, row.id);
+      return this.open(row);
+    });
   }
 
   /** The subscription if it belongs to `clientId`, else null (another client's is not found either). */
@@ -83,6 +88,7 @@ export class WebhookSubscriptionsRepository {
   disable(id: string): Promise<WebhookSubscription> {
     return this.prisma.$transaction(async (db) => {
       await db.webhookSubscription.updateMany({ where: { id, disabledAt: null }, data: { disabledAt: new Date() } });
+      await recordAuditedChange(db, id);
       await db.outboxMessage.updateMany({
         where: { subscriptionId: id, status: 'pending' },
         data: { status: 'failed', lastError: DISABLED_ERROR },

@@ -5,6 +5,7 @@ import { ConflictError, ErrorCode, NotFoundError, ValidationError } from '../com
 import { Page, toPage } from '../common/pagination';
 import type { Env } from '../config/env';
 import type { OutboxMessage, WebhookSubscription } from '../generated/prisma/client';
+import { hostProblem, OutboundDns } from './outbound-address';
 import { generateSigningSecret } from './standard-webhooks';
 import { subscriptionUrlProblem } from './subscription-url';
 import {
@@ -57,12 +58,15 @@ export class WebhookSubscriptionsService {
   constructor(
     private readonly subscriptions: WebhookSubscriptionsRepository,
     private readonly config: ConfigService<Env, true>,
+    private readonly dns: OutboundDns,
   ) {}
 
   /**
    * Registers a subscription with a new signing secret, returned in this answer only.
    * `eventTypes` empty or absent = every event type.
-   * @throws ValidationError (400) for a URL refused by subscription-url.ts (e.g. plain http to a public host).
+   * @throws ValidationError (400) for a URL refused by subscription-url.ts (e.g. plain http to a public host),
+   * or whose host is or resolves to an address outbound-address.ts refuses (loopback, private,
+   * link-local, metadata, …, unless OUTBOUND_ALLOW_PRIVATE), or does not resolve.
    */
   async create(
     client: AuthenticatedClient,
@@ -70,6 +74,11 @@ export class WebhookSubscriptionsService {
   ): Promise<CreatedWebhookSubscriptionDto> {
     const problem = subscriptionUrlProblem(input.url, this.config.get('NODE_ENV', { infer: true }) === 'production');
     if (problem) throw new ValidationError([{ field: 'url', message: problem }]);
+    const allowPrivate = this.config.get('OUTBOUND_ALLOW_PRIVATE', { infer: true });
+    const addressProblem = await hostProblem(new URL(input.url).hostname, allowPrivate, (host) =>
+      this.dns.resolve(host),
+    );
+    if (addressProblem) throw new ValidationError([{ field: 'url', message: addressProblem }]);
     const secret = generateSigningSecret();
     const row = await this.subscriptions.create({
       clientId: client.id,

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../auth/auth.decorators';
 import { ApiNotFound, ApiUnsettledProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
@@ -13,6 +14,7 @@ export class PayoutsController {
   constructor(private readonly payouts: PayoutsService) {}
 
   @Post()
+  @Audited('payout.create', 'payout')
   @RequireScopes('payouts:write')
   @Idempotent()
   @ApiOperation({ summary: 'Initialize a payout to a beneficiary (status initiated, with fee and rate)' })
@@ -25,6 +27,7 @@ export class PayoutsController {
   }
 
   @Post(':id/confirm')
+  @Audited('payout.confirm', 'payout')
   @RequireScopes('payouts:write')
   @Idempotent()
   @ApiOperation({ summary: 'Confirm an initiated payout (provider finalize; status pending)' })

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
 import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
 import type { Transaction } from '../generated/prisma/client';
@@ -27,6 +28,7 @@ export class PayoutsRepository {
       });
       // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
       if (won.count === 1) await noteIdempotentResource(tx, 'payout', id);
+      if (won.count === 1) await recordAuditedChange(tx, id);
       return won.count === 1;
     });
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { ownedByCurrentClient } from '../audit/ownership';
 import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
 import { providerCallbackUrl } from '../common/callback-url';
 import {
@@ -142,7 +143,7 @@ export class PayoutsService {
 
   private async requirePayout(id: string): Promise<Transaction> {
     const row = await this.repository.findPayout(id);
-    if (!row) throw new NotFoundError('Payout', id);
+    if (!row || !ownedByCurrentClient(row)) throw new NotFoundError('Payout', id);
     return row;
   }
 }

@@ -6,6 +6,7 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import type { AuthenticatedClient } from '../auth/auth.decorators';
 import { CurrentClient, RequireScopes } from '../auth/auth.decorators';
 import {
@@ -27,6 +28,7 @@ export class SwapsController {
   constructor(private readonly swaps: SwapsService) {}
 
   @Post('swap-quotes')
+  @Audited('swap_quote.create', 'swap_quote')
   @RequireScopes('swaps:write')
   @ApiOperation({ summary: 'Get a swap quote from the provider (valid until expiresAt, about 250 s); moves no money' })
   @ApiCreatedResponse({ type: SwapQuoteDto })
@@ -50,6 +52,7 @@ export class SwapsController {
   }
 
   @Post('swaps')
+  @Audited('swap.create', 'swap')
   @RequireScopes('swaps:write')
   @Idempotent()
   @ApiOperation({

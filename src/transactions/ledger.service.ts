@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { recordAuditedChange } from '../audit/audit-chain';
+import { creatorId } from '../audit/ownership';
 import { DomainError, ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../common/errors';
 import { currentIdempotencyClaim, noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import type { Env } from '../config/env';
@@ -107,11 +109,12 @@ export class LedgerService {
     const run = async (db: Tx) => {
       const row = await this.repository.insert(
         db,
-        { ...data, status: data.status ?? 'created' },
+        { ...data, status: data.status ?? 'created', createdBy: data.createdBy ?? creatorId() },
         { source, actorId: apiActor(source) },
       );
       await noteIdempotentResource(db, row.kind, row.id);
       await this.outbox.publishLedgerStatus(row, db);
+      await recordAuditedChange(db, row.id);
       return row;
     };
     return tx ? run(tx) : this.repository.withTransaction(run);

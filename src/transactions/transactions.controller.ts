@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
+import { Audited } from '../audit/audited.decorator';
 import { type AuthenticatedClient, CurrentClient, RequireScopes } from '../auth/auth.decorators';
 import { ApiConflict, ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { ParseIdPipe } from '../common/validation';
@@ -101,6 +102,7 @@ export class TransactionsController {
   }
 
   @Post(':id/resolve')
+  @Audited('transaction.resolve', 'transaction')
   @HttpCode(200)
   @RequireScopes('transactions:resolve')
   @ApiOperation({

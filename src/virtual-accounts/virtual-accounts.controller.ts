@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Audited } from '../audit/audited.decorator';
 import { RequireScopes } from '../auth/auth.decorators';
 import { ApiNotFound, ApiProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { ParseIdPipe } from '../common/validation';
@@ -17,6 +18,7 @@ export class VirtualAccountsController {
   constructor(private readonly virtualAccounts: VirtualAccountsService) {}
 
   @Post()
+  @Audited('virtual_account.create', 'virtual_account')
   @RequireScopes('virtual-accounts:write')
   @ApiOperation({ summary: 'Issue a virtual bank account to a customer (safehaven or providus; status active)' })
   @ApiCreatedResponse({ type: VirtualAccountDto })

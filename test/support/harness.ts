@@ -117,6 +117,8 @@ async function startGateway(
     JOBS_ENABLED: 'false',
     WEBHOOK_APPLY: 'inline',
     PII_ENCRYPTION_KEYS: TEST_PII_KEYS,
+    // The tests' outbound receivers listen on loopback (test/ssrf.e2e-spec.ts turns this off).
+    OUTBOUND_ALLOW_PRIVATE: 'true',
     ...env,
   });
   const app = await createApp({ bufferLogs: true });

@@ -5,6 +5,7 @@ import { h, render } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { ApiError, financeApi, keyProblemMessage } from './api.js';
+import { AuditTrail } from './audit.js';
 import { drawCurrencyChart } from './charts.js';
 import { formatMoney, formatTime, humanise, shortId, utcInputToIso } from './format.js';
 
@@ -457,6 +458,7 @@ function Dashboard({ apiKey, onSignOut }) {
   const [summary, setSummary] = useState({ key: null, value: null, error: null });
   const [selectedId, setSelectedId] = useState(null);
   const [download, setDownload] = useState({ busy: false, message: null, error: null });
+  const [tab, setTab] = useState('transactions');
 
   /** A 401/403 while signed in: the key was revoked or changed; back to sign-in. */
   const onAuthError = useCallback(
@@ -531,8 +533,22 @@ function Dashboard({ apiKey, onSignOut }) {
   return html`<div class="dashboard">
     <header class="top">
       <h1>Finance</h1>
+      <nav class="tabs" aria-label="Views">
+        <button type="button" class=${tab === 'transactions' ? '' : 'secondary'} onClick=${() => setTab('transactions')}>
+          Transactions
+        </button>
+        <button type="button" class=${tab === 'audit' ? '' : 'secondary'} onClick=${() => setTab('audit')} data-testid="audit-tab">
+          Audit trail
+        </button>
+      </nav>
       <button type="button" class="secondary" onClick=${() => onSignOut(null)} data-testid="sign-out">Sign out</button>
     </header>
+    ${tab === 'audit' ? html`<${AuditTrail} api=${api} />` : transactionsView()}
+  </div>`;
+
+  // The transactions view (a plain function, not a component: its children keep their state across renders).
+  function transactionsView() {
+    return html`<div>
     <${Filters} applied=${filters} onApply=${apply} onDownload=${downloadCsv} downloading=${download.busy} />
     ${download.message && html`<p class="notice" role="status" data-testid="download-status">${download.message}</p>`}
     <${ErrorBox} error=${download.error} testId="download-error" />
@@ -580,7 +596,8 @@ function Dashboard({ apiKey, onSignOut }) {
       }
     </div>
     <${Summary} summary=${summary.value} error=${summary.error} loading=${summaryLoading} />
-  </div>`;
+    </div>`;
+  }
 }
 
 function App() {

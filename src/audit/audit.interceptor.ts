@@ -1,0 +1,70 @@
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { Reflector } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { catchError, from, mergeMap, Observable, throwError } from 'rxjs';
+import type { AuthenticatedClient } from '../auth/auth.decorators';
+import { DomainError, ErrorCode } from '../common/errors';
+import type { Env } from '../config/env';
+import { AuditTrailService } from './audit-trail.service';
+import { AUDITED_ACTION, type AuditedAction } from './audited.decorator';
+import { currentRequestContext } from './request-context';
+
+/** The id a request's answer or path names (the resource created, or the one in `/:id`). */
+function targetIdOf(request: FastifyRequest, body?: unknown): string | null {
+  const fromBody = (body as { id?: unknown } | undefined)?.id;
+  if (typeof fromBody === 'string') return fromBody;
+  const param = (request.params as Record<string, unknown> | undefined)?.id;
+  return typeof param === 'string' ? param : null;
+}
+
+/**
+ * Global: puts the authenticated client (and, with OWNERSHIP=client, the ownership rule) on the
+ * request context of every route. For a route marked `@Audited`, also puts the authenticated client and the route's action on
+ * the request context (for `recordAuditedChange` in the change's transaction, and the ownership
+ * rule), then makes sure the request leaves an event: after success, one written on its own if no
+ * change's transaction wrote it (a replayed Idempotency-Key answer changes nothing and writes none);
+ * after an error, one with outcome `refused` (4xx: the gateway or the provider said no) or
+ * `failed` (5xx), with the error's code.
+ */
+@Injectable()
+export class AuditInterceptor implements NestInterceptor {
+  private readonly ownerOnly: boolean;
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly trail: AuditTrailService,
+    config: ConfigService<Env, true>,
+  ) {
+    this.ownerOnly = config.get('OWNERSHIP', { infer: true }) === 'client';
+  }
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const store = currentRequestContext();
+    const request = context.switchToHttp().getRequest<FastifyRequest & { apiClient?: AuthenticatedClient }>();
+    if (store && request.apiClient) {
+      store.actor = { id: request.apiClient.id, name: request.apiClient.name };
+      store.ownerOnly = this.ownerOnly;
+    }
+    const audited = this.reflector.get<AuditedAction | undefined>(AUDITED_ACTION, context.getHandler());
+    if (!audited || !store) return next.handle();
+    store.action = audited.action;
+    store.targetType = audited.targetType;
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    return next.handle().pipe(
+      mergeMap(async (body: unknown) => {
+        if (!store.recorded && reply.getHeader('idempotent-replayed') !== 'true') {
+          await this.trail.recordRequest(store, targetIdOf(request, body), 'succeeded');
+        }
+        return body;
+      }),
+      catchError((error: unknown) => {
+        const code = error instanceof DomainError ? error.code : ErrorCode.InternalError;
+        const status = error instanceof DomainError ? error.status : 500;
+        return from(
+          this.trail.recordRequest(store, targetIdOf(request), status < 500 ? 'refused' : 'failed', { code, status }),
+        ).pipe(mergeMap(() => throwError(() => error)));
+      }),
+    );
+  }
+}
