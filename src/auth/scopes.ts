@@ -11,6 +11,8 @@ export const SCOPES = [
   'beneficiaries:write',
   'payouts:read',
   'payouts:write',
+  /** Approve or reject a payout awaiting approval (maker-checker: never the key's own payouts). */
+  'payouts:approve',
   'swaps:write',
   'virtual-accounts:read',
   'virtual-accounts:write',
@@ -21,6 +23,10 @@ export const SCOPES = [
   /** Resolve a `needs_review` ledger row by hand (POST /v1/transactions/{id}/resolve). */
   'transactions:resolve',
   'webhook-subscriptions:write',
+  /** Read reconciliation reports (GET /v1/reconciliation-runs…). */
+  'reconciliation:read',
+  /** Start a reconciliation report (POST /v1/reconciliation-runs). */
+  'reconciliation:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
