@@ -7,6 +7,7 @@ import htm from 'htm';
 import { ApiError, financeApi, keyProblemMessage } from './api.js';
 import { drawCurrencyChart } from './charts.js';
 import { formatMoney, formatTime, humanise, shortId, utcInputToIso } from './format.js';
+import { ApprovalQueue, ReconciliationRuns } from './operations.js';
 
 const html = htm.bind(h);
 
@@ -580,6 +581,8 @@ function Dashboard({ apiKey, onSignOut }) {
       }
     </div>
     <${Summary} summary=${summary.value} error=${summary.error} loading=${summaryLoading} />
+    <${ApprovalQueue} apiKey=${apiKey} />
+    <${ReconciliationRuns} apiKey=${apiKey} />
   </div>`;
 }
 
