@@ -209,6 +209,12 @@ export class SimulatorState {
   /** Wallet balances, minor units per upper-case currency. */
   balances = new Map<string, bigint>(Object.entries(SEED_BALANCES));
   calls: Call[] = [];
+  /**
+   * Disagreement switches by record id (PUT /__admin/transactions/:id/disagree): GET /transactions/:id
+   * answers this status and/or amount (minor units) instead of the record's, or 404 (`missing`), so a
+   * reconciliation report finds a mismatch. The record itself (and money) is untouched.
+   */
+  disagreements = new Map<string, { status?: string; amount?: bigint; missing?: boolean }>();
   private references = new Map<ReferenceKind, Set<string>>();
   private scheduled = new Map<NodeJS.Timeout, () => void>();
   private seq = 0;

@@ -1,4 +1,4 @@
-import { validateEnv } from '../src/config/env';
+import { parseApprovalThresholds, parseDuration, validateEnv } from '../src/config/env';
 
 const valid = {
   DATABASE_URL: 'postgresql://postgres@127.0.0.1:5432/db',
@@ -27,5 +27,24 @@ describe('validateEnv', () => {
   it('names a malformed variable', () => {
     expect(() => validateEnv({ ...valid, PROVIDER_TIMEOUT_MS: 'soon' })).toThrow(/PROVIDER_TIMEOUT_MS is malformed/);
     expect(() => validateEnv({ ...valid, PROVIDER_BASE_URL: 'not a url' })).toThrow(/PROVIDER_BASE_URL is malformed/);
+  });
+
+  it('reads payout approval thresholds (minor units per currency) and the approval TTL', () => {
+    const env = validateEnv({ ...valid, PAYOUT_APPROVAL_THRESHOLDS: 'usd:500000, NGN:200000000' });
+    expect(parseApprovalThresholds(env.PAYOUT_APPROVAL_THRESHOLDS)).toEqual(
+      new Map([
+        ['USD', 500000n],
+        ['NGN', 200000000n],
+      ]),
+    );
+    expect(parseApprovalThresholds(validateEnv(valid).PAYOUT_APPROVAL_THRESHOLDS).size).toBe(0);
+    expect(parseDuration(validateEnv(valid).PAYOUT_APPROVAL_TTL)).toBe(24 * 3_600_000);
+    expect(parseDuration('30m')).toBe(1_800_000);
+    expect(() => validateEnv({ ...valid, PAYOUT_APPROVAL_THRESHOLDS: 'USD=5' })).toThrow(
+      /PAYOUT_APPROVAL_THRESHOLDS is malformed/,
+    );
+    expect(() => validateEnv({ ...valid, PAYOUT_APPROVAL_THRESHOLDS: 'USD:1,USD:2' })).toThrow(/USD is named twice/);
+    expect(() => validateEnv({ ...valid, PAYOUT_APPROVAL_TTL: 'a day' })).toThrow(/PAYOUT_APPROVAL_TTL is malformed/);
+    expect(() => validateEnv({ ...valid, RECONCILIATION_CRON: 'nightly' })).toThrow(/RECONCILIATION_CRON is malformed/);
   });
 });

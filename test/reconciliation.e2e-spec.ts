@@ -92,7 +92,12 @@ describe('reconciliation (e2e)', () => {
       .send({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount: 1000 });
     expect(quote.status).toBe(201);
     const expiry = h.app.get(ExpiryService);
-    expect(await expiry.run()).toEqual({ collectionsExpired: 0, quotesExpired: 0, idempotencyKeysPurged: 0 });
+    expect(await expiry.run()).toEqual({
+      collectionsExpired: 0,
+      quotesExpired: 0,
+      approvalsExpired: 0,
+      idempotencyKeysPurged: 0,
+    });
     const report = await expiry.run(new Date(Date.now() + 25 * 3600_000));
     expect(report.collectionsExpired).toBe(1);
     expect(report.quotesExpired).toBe(1);

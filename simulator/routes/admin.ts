@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { type FaultTable, parseFaults } from '../faults';
-import { badRequest } from '../http';
-import { jsonInt } from '../money';
+import { badRequest, bodyOf, notFound, optString } from '../http';
+import { jsonInt, parseMinor } from '../money';
 import { moneyRecordsView } from '../views';
 import { adminCallbackRoutes } from './admin-callbacks';
 import { adminMoveRoutes } from './admin-moves';
 import type { RouteContext, SimulatorConfig } from './context';
+import { transactionById } from './transactions';
 
 /** What the admin routes receive: the route context plus the fault table of the /api/v1 routes. */
 export interface AdminContext extends RouteContext {
@@ -87,6 +88,33 @@ export function adminRoutes(app: FastifyInstance, ctx: AdminContext): void {
    * minor units as strings. For soak benchmarks that compare them with the gateway's ledger.
    */
   app.get('/__admin/records', async () => ({ records: moneyRecordsView(state) }));
+
+  /**
+   * The disagreement switch: `PUT /__admin/transactions/:id/disagree {status?, amount?, missing?}` makes
+   * GET /transactions/:id answer that status (e.g. `failed`) and/or amount (minor units) for this
+   * payout, collection or swap, or 404 with `missing: true`, leaving the record and balances as they
+   * are; `DELETE` removes it. For reconciliation reports (status_mismatch, amount_mismatch,
+   * missing_at_provider). POST /__admin/reset clears every switch.
+   */
+  app.put('/__admin/transactions/:id/disagree', async (request) => {
+    const { id } = request.params as { id: string };
+    state.disagreements.delete(id);
+    if (!transactionById(state, id)) throw notFound('Transaction');
+    const body = bodyOf(request);
+    const status = optString(body, 'status');
+    const amount = body.amount === undefined ? undefined : parseMinor(body.amount, true);
+    const missing = body.missing === true;
+    if (amount === null) throw badRequest('amount must be a non-negative integer in minor units');
+    if (status === undefined && amount === undefined && !missing) {
+      throw badRequest('name a status, an amount, or missing: true');
+    }
+    state.disagreements.set(id, { status, amount, missing });
+    return { id, transaction: transactionById(state, id) ?? null };
+  });
+  app.delete('/__admin/transactions/:id/disagree', async (request) => {
+    const { id } = request.params as { id: string };
+    return { removed: state.disagreements.delete(id) };
+  });
 
   /** `[{id, cardNumber, cvv2}]` of every card, so a test can look for them where they must never be. */
   app.get('/__admin/cards/secrets', async () =>

@@ -1,11 +1,27 @@
 import { envelope, notFound } from '../http';
+import { major } from '../money';
 import { op } from '../operations';
 import type { SimulatorState } from '../state';
 import { collectionTransactionView, payoutTransactionView, swapTransactionView } from '../views';
 import { param, type RouteModule } from './context';
 
-/** A payout, collection or swap in the get-transaction shape (upper-case codes, string money); undefined if unknown. */
+/**
+ * A payout, collection or swap in the get-transaction shape (upper-case codes, string money), with
+ * its disagreement switch applied (status, amount); undefined if unknown.
+ */
 export function transactionById(state: SimulatorState, id: string) {
+  const view = recordById(state, id);
+  const disagreement = state.disagreements.get(id);
+  if (!view || !disagreement) return view;
+  if (disagreement.missing) return undefined;
+  return {
+    ...view,
+    ...(disagreement.status ? { status: disagreement.status.toUpperCase() } : {}),
+    ...(disagreement.amount !== undefined ? { amount: major(disagreement.amount, view.currency) } : {}),
+  };
+}
+
+function recordById(state: SimulatorState, id: string) {
   const payout = state.payouts.get(id);
   if (payout) return payoutTransactionView(state, payout);
   const collection = state.collections.get(id);

@@ -11,6 +11,8 @@ export const SCOPES = [
   'beneficiaries:write',
   'payouts:read',
   'payouts:write',
+  /** Approve or reject a payout awaiting approval (maker-checker: never the key's own payouts). */
+  'payouts:approve',
   'swaps:write',
   'virtual-accounts:read',
   'virtual-accounts:write',
@@ -23,6 +25,10 @@ export const SCOPES = [
   'webhook-subscriptions:write',
   /** Read the audit trail (GET /v1/audit-events). */
   'audit:read',
+  /** Read reconciliation reports (GET /v1/reconciliation-runs…). */
+  'reconciliation:read',
+  /** Start a reconciliation report (POST /v1/reconciliation-runs). */
+  'reconciliation:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

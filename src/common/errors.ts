@@ -26,6 +26,10 @@ export enum ErrorCode {
   /** The provider's answer states another amount or currency than was asked (DESIGN.md "Money guards at the border"). */
   ProviderAmountMismatch = 'provider_amount_mismatch',
   InternalError = 'internal_error',
+  /** A payout's approval or rejection asked by the API client that created it (maker-checker). */
+  ApproverIsCreator = 'approver_is_creator',
+  /** A reconciliation report for the same period is already queued or running. */
+  ReconciliationRunInProgress = 'reconciliation_run_in_progress',
 }
 
 /**
@@ -37,11 +41,16 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> =
   [ErrorCode.IdempotencyKeyMissing]: { status: 400, title: 'Idempotency-Key header required' },
   [ErrorCode.Unauthorized]: { status: 401, title: 'Unauthorized' },
   [ErrorCode.Forbidden]: { status: 403, title: 'Forbidden' },
+  [ErrorCode.ApproverIsCreator]: { status: 403, title: 'The approver must be another API client than the creator' },
   [ErrorCode.NotFound]: { status: 404, title: 'Not found' },
   [ErrorCode.Conflict]: { status: 409, title: 'Conflict' },
   [ErrorCode.IdempotencyKeyReused]: { status: 409, title: 'Idempotency key reused with another request' },
   [ErrorCode.RequestInProgress]: { status: 409, title: 'Request with this idempotency key in progress' },
   [ErrorCode.InvalidStateTransition]: { status: 409, title: 'Invalid state transition' },
+  [ErrorCode.ReconciliationRunInProgress]: {
+    status: 409,
+    title: 'A reconciliation run for this period is in progress',
+  },
   [ErrorCode.PayloadTooLarge]: { status: 413, title: 'Payload too large' },
   [ErrorCode.UriTooLong]: { status: 414, title: 'URI too long' },
   [ErrorCode.HeadersTooLarge]: { status: 431, title: 'Request header fields too large' },

@@ -8,11 +8,41 @@ import {
   IsString,
   IsUrl,
   Max,
+  Matches,
   Min,
   validateSync,
 } from 'class-validator';
 import { piiKeyRingFrom } from '../common/crypto/pii-cipher';
 import { PiiKeyError } from '../common/crypto/pii-key-ring';
+
+/** `CUR:minor,CUR:minor` (PAYOUT_APPROVAL_THRESHOLDS), possibly empty. */
+const THRESHOLDS_FORMAT = /^$|^[A-Z]{3,5}:\d{1,18}(,[A-Z]{3,5}:\d{1,18})*$/;
+
+/**
+ * Parses PAYOUT_APPROVAL_THRESHOLDS (`USD:500000,NGN:200000000`: per upper-case currency, the
+ * amount in minor units from which a payout needs approval) into a map; empty → no approvals.
+ * @throws Error on a malformed value or a currency named twice (validateEnv checks at start).
+ */
+export function parseApprovalThresholds(value: string): Map<string, bigint> {
+  const trimmed = value.replace(/\s+/g, '');
+  if (!THRESHOLDS_FORMAT.test(trimmed)) throw new Error('expected CUR:minor[,CUR:minor...]');
+  const thresholds = new Map<string, bigint>();
+  for (const pair of trimmed ? trimmed.split(',') : []) {
+    const [currency, minor] = pair.split(':');
+    if (thresholds.has(currency)) throw new Error(`${currency} is named twice`);
+    thresholds.set(currency, BigInt(minor));
+  }
+  return thresholds;
+}
+
+const DURATION_UNITS_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Parses a duration such as `24h`, `30m`, `90s` or `2d` into milliseconds. @throws Error when malformed. */
+export function parseDuration(value: string): number {
+  const match = /^(\d{1,6})([smhd])$/.exec(value.trim());
+  if (!match) throw new Error('expected a duration such as 24h, 30m, 90s or 2d');
+  return Number(match[1]) * DURATION_UNITS_MS[match[2] as keyof typeof DURATION_UNITS_MS];
+}
 
 /**
  * The gateway's environment, validated once at start. A missing or malformed variable stops the
@@ -213,6 +243,41 @@ export class Env {
   @IsIn(['all', 'client'])
   OWNERSHIP: 'all' | 'client' = 'all';
 
+  /**
+   * Payout approvals (maker-checker): per currency, the amount in minor units from which a payout
+   * needs the approval of a second API client, e.g. `USD:500000,NGN:200000000` (5,000.00 USD,
+   * 2,000,000.00 NGN). Such a payout is stored `awaiting_approval` and the provider is not called
+   * until POST /v1/payouts/{id}/approve. Empty (default): no payout needs approval. See docs/finance.md.
+   */
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.replace(/\s+/g, '').toUpperCase() : (value ?? ''),
+  )
+  @IsString()
+  @Matches(THRESHOLDS_FORMAT, { message: 'PAYOUT_APPROVAL_THRESHOLDS must read CUR:minor[,CUR:minor...]' })
+  PAYOUT_APPROVAL_THRESHOLDS = '';
+
+  /** How long a payout waits for approval before the expiry job marks it `expired` (e.g. 24h, 30m; default 24h). */
+  @Transform(({ value }: { value: unknown }) => (value === undefined || value === '' ? '24h' : value))
+  @IsString()
+  @Matches(/^\d{1,6}[smhd]$/, { message: 'PAYOUT_APPROVAL_TTL must be a duration such as 24h, 30m or 90s' })
+  PAYOUT_APPROVAL_TTL = '24h';
+
+  /** Reconciliation reports: provider look-ups per second a run makes at most (default 5). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 5 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  RECONCILIATION_RATE = 5;
+
+  /**
+   * Reconciliation reports: when the nightly run for the previous UTC day starts (pg-boss cron, UTC,
+   * five fields; default `30 1 * * *`, 01:30 UTC).
+   */
+  @Transform(({ value }: { value: unknown }) => (value === undefined || value === '' ? '30 1 * * *' : value))
+  @IsString()
+  @Matches(/^\S+( \S+){4}$/, { message: 'RECONCILIATION_CRON must be a five-field cron expression' })
+  RECONCILIATION_CRON = '30 1 * * *';
+
   /** Write JSON log lines to this file instead of stdout (optional). */
   @IsOptional()
   @IsString()
@@ -245,6 +310,13 @@ export function validateEnv(config: Record<string, unknown>): Env {
     throw new Error(
       'Invalid environment:\n  OUTBOUND_ALLOW_PRIVATE is refused in production: outbound webhooks must not reach private addresses.',
     );
+  }
+  try {
+    parseApprovalThresholds(env.PAYOUT_APPROVAL_THRESHOLDS);
+  } catch (error) {
+    throw new Error(`Invalid environment:\n  PAYOUT_APPROVAL_THRESHOLDS is malformed: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   return env;
 }

@@ -12,6 +12,7 @@ describe('finance page assets', () => {
       'charts.js',
       'format.js',
       'index.html',
+      'operations.js',
       'style.css',
     ]);
     expect([...bundle.vendor.keys()].sort()).toEqual(['chart.umd.min.js', 'hooks.mjs', 'htm.mjs', 'preact.mjs']);

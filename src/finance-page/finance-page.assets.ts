@@ -25,7 +25,16 @@ export interface PageAsset {
 export const FINANCE_PAGE_DIR = path.resolve(__dirname, '..', '..', 'web', 'finance');
 
 /** The page's own files, served at `/finance/<name>` (`index.html` also at `/finance`). */
-const PAGE_FILES = ['index.html', 'app.js', 'api.js', 'audit.js', 'charts.js', 'format.js', 'style.css'] as const;
+const PAGE_FILES = [
+  'index.html',
+  'app.js',
+  'api.js',
+  'audit.js',
+  'charts.js',
+  'format.js',
+  'operations.js',
+  'style.css',
+] as const;
 
 /**
  * Browser libraries, served at `/finance/vendor/<name>`: the ESM builds of Preact and htm (named

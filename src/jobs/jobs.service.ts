@@ -3,8 +3,12 @@ import { ConfigService } from '@nestjs/config';
 import PgBoss from 'pg-boss';
 import type { Env } from '../config/env';
 import { ExpiryService } from '../reconciliation/expiry.service';
+import { ReconciliationRunsService } from '../reconciliation/reconciliation-runs.service';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
 import { WebhooksService } from '../webhooks/webhooks.service';
+
+/** The queue of reconciliation reports: one job per run (`{runId}`), retried after a crash or an expired lease. */
+const RECONCILIATION_RUN_QUEUE = 'reconciliation-run';
 
 /** A recurring job: a pg-boss queue with a cron schedule (UTC, minute resolution). */
 interface RecurringJob {
@@ -18,7 +22,10 @@ interface RecurringJob {
  * schedules and workers, and pg-boss creates one job per cron slot for all of them, so with
  * several gateway instances each pass runs once. Off with JOBS_ENABLED=false (tests run passes
  * directly). Jobs: `reconcile` every 2 minutes, `expire` every minute, `inbox-recovery` every
- * minute (drains the due inbox events back to back: WebhooksService.retryDue). At start each
+ * minute (drains the due inbox events back to back: WebhooksService.retryDue), `reconciliation-nightly`
+ * on RECONCILIATION_CRON (a reconciliation report of the previous UTC day). Reconciliation reports run
+ * as jobs of the `reconciliation-run` queue (one per run; a run resumes from its cursor when its job is
+ * retried, and unfinished runs are enqueued again at start). At start each
  * instance also runs an inbox recovery pass at once, in the background, so callbacks a stopped
  * process stored but did not apply are taken up without waiting for the schedule.
  */
@@ -32,6 +39,7 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly reconciliation: ReconciliationService,
     private readonly expiry: ExpiryService,
     private readonly webhooks: WebhooksService,
+    private readonly reconciliationRuns: ReconciliationRunsService,
   ) {}
 
   get jobs(): RecurringJob[] {
@@ -39,6 +47,11 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
       { name: 'reconcile', cron: '*/2 * * * *', run: () => this.reconciliation.run() },
       { name: 'expire', cron: '* * * * *', run: () => this.expiry.run() },
       { name: 'inbox-recovery', cron: '* * * * *', run: () => this.webhooks.retryDue() },
+      {
+        name: 'reconciliation-nightly',
+        cron: this.config.get('RECONCILIATION_CRON', { infer: true }),
+        run: () => this.reconciliationRuns.startNightly(),
+      },
     ];
   }
 
@@ -61,10 +74,25 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
         this.logger.log({ job: job.name, report }, 'job done');
       });
     }
+    await this.startReconciliationRuns(this.boss);
     void this.webhooks.retryDue().then(
       (report) => this.logger.log({ job: 'inbox-recovery', report }, 'start-up inbox recovery done'),
       (error: unknown) => this.logger.error({ err: error }, 'start-up inbox recovery failed'),
     );
+  }
+
+  /** The `reconciliation-run` queue: its worker, the enqueueing hook, and the runs left unfinished. */
+  private async startReconciliationRuns(boss: PgBoss): Promise<void> {
+    await boss.createQueue(RECONCILIATION_RUN_QUEUE);
+    await boss.work<{ runId: string }>(RECONCILIATION_RUN_QUEUE, async ([job]) => {
+      const report = await this.reconciliationRuns.process(job.data.runId);
+      this.logger.log({ job: RECONCILIATION_RUN_QUEUE, runId: job.data.runId, report }, 'job done');
+    });
+    this.reconciliationRuns.useQueue(async (runId) => {
+      await boss.send(RECONCILIATION_RUN_QUEUE, { runId }, { singletonKey: runId, retryLimit: 5, retryDelay: 60 });
+    });
+    const resumed = await this.reconciliationRuns.resumeUnfinished();
+    if (resumed > 0) this.logger.log({ resumed }, 'unfinished reconciliation runs enqueued again');
   }
 
   async onApplicationShutdown(): Promise<void> {

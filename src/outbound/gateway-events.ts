@@ -19,6 +19,7 @@ export const LEDGER_EVENT_TYPES = {
     failed: 'payout.failed',
     expired: 'payout.expired',
     reversed: 'payout.reversed',
+    rejected: 'payout.rejected',
     needs_review: TRANSACTION_NEEDS_REVIEW,
   },
   collection: {
@@ -60,17 +61,35 @@ type LedgerEventType = {
 /** Events that are not ledger moves: card lifecycle (published by the cards module). */
 export const CARD_LIFECYCLE_EVENT_TYPES = ['card.created', 'card.creation_failed'] as const;
 
+/**
+ * Payout approval events that are not a status of their own (src/payouts): `payout.approval_required`
+ * when a payout over PAYOUT_APPROVAL_THRESHOLDS is stored `awaiting_approval` (its first status, so no
+ * move announces it), `payout.approved` when a second API client approves it (the row goes back to
+ * `created`, which every payout passes through). Data: the ledger row's public view plus `actorId`.
+ * `payout.rejected` is a ledger event (status `rejected`).
+ */
+export const PAYOUT_APPROVAL_EVENT_TYPES = ['payout.approval_required', 'payout.approved'] as const;
+
+/** `reconciliation.completed`: a reconciliation report finished; data `{runId, from, to, kinds, totals}` (src/reconciliation). */
+export const RECONCILIATION_EVENT_TYPES = ['reconciliation.completed'] as const;
+
 /** Every event type a subscription may name (validation of `eventTypes`), sorted. */
 export const GATEWAY_EVENT_TYPES: readonly GatewayEventType[] = Object.freeze(
   [
     ...new Set([
       ...Object.values(LEDGER_EVENT_TYPES).flatMap((byStatus) => Object.values(byStatus) as LedgerEventType[]),
       ...CARD_LIFECYCLE_EVENT_TYPES,
+      ...PAYOUT_APPROVAL_EVENT_TYPES,
+      ...RECONCILIATION_EVENT_TYPES,
     ]),
   ].sort(),
 );
 
-export type GatewayEventType = LedgerEventType | (typeof CARD_LIFECYCLE_EVENT_TYPES)[number];
+export type GatewayEventType =
+  | LedgerEventType
+  | (typeof CARD_LIFECYCLE_EVENT_TYPES)[number]
+  | (typeof PAYOUT_APPROVAL_EVENT_TYPES)[number]
+  | (typeof RECONCILIATION_EVENT_TYPES)[number];
 
 export function isGatewayEventType(value: unknown): value is GatewayEventType {
   return typeof value === 'string' && (GATEWAY_EVENT_TYPES as readonly string[]).includes(value);

@@ -27,11 +27,37 @@ export class CreatePayoutDto {
   @ApiProperty({ example: 'Invoice 42' }) @IsString() @IsNotEmpty() @MaxLength(200) description: string;
 }
 
+/** Body of POST /v1/payouts/{id}/approve and /reject (optional). */
+export class PayoutDecisionDto {
+  @ApiPropertyOptional({
+    example: 'Invoice checked against the contract',
+    description: 'Why; kept in the status history (and as failureReason of a rejected payout).',
+  })
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  reason?: string;
+}
+
 /** A payout as the gateway answers it. Amounts are integers in minor units. */
 export class PayoutDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({
-    enum: ['created', 'unknown', 'initiated', 'pending', 'processing', 'success', 'failed', 'expired', 'reversed'],
+    enum: [
+      'awaiting_approval',
+      'created',
+      'unknown',
+      'initiated',
+      'pending',
+      'processing',
+      'success',
+      'failed',
+      'expired',
+      'reversed',
+      'rejected',
+      'needs_review',
+    ],
     example: 'initiated',
   })
   status: string;

@@ -1,11 +1,12 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Audited } from '../audit/audited.decorator';
-import { RequireScopes } from '../auth/auth.decorators';
-import { ApiNotFound, ApiUnsettledProviderErrors, ApiValidationErrors } from '../common/api-responses';
+import { type AuthenticatedClient, CurrentClient, RequireScopes } from '../auth/auth.decorators';
+import { ApiConflict, ApiNotFound, ApiUnsettledProviderErrors, ApiValidationErrors } from '../common/api-responses';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
+import { ProblemDto } from '../common/problem.dto';
 import { ParseIdPipe } from '../common/validation';
-import { CreatePayoutDto, PayoutDto } from './payout.dto';
+import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
 import { PayoutsService } from './payouts.service';
 
 @ApiTags('payouts')
@@ -17,13 +18,69 @@ export class PayoutsController {
   @Audited('payout.create', 'payout')
   @RequireScopes('payouts:write')
   @Idempotent()
-  @ApiOperation({ summary: 'Initialize a payout to a beneficiary (status initiated, with fee and rate)' })
+  @ApiOperation({
+    summary: 'Initialize a payout to a beneficiary (status initiated, with fee and rate)',
+    description:
+      "At or above its currency's PAYOUT_APPROVAL_THRESHOLDS the payout is stored `awaiting_approval` and the " +
+      'provider is not called until another API client approves it (POST /v1/payouts/{id}/approve).',
+  })
   @ApiCreatedResponse({ type: PayoutDto })
   @ApiValidationErrors()
   @ApiNotFound('customer or beneficiary')
   @ApiUnsettledProviderErrors()
-  create(@Body() body: CreatePayoutDto): Promise<PayoutDto> {
-    return this.payouts.create(body);
+  create(@Body() body: CreatePayoutDto, @CurrentClient() client: AuthenticatedClient): Promise<PayoutDto> {
+    return this.payouts.create(body, client.id);
+  }
+
+  @Post(':id/approve')
+  @Audited('payout.approve', 'payout')
+  @RequireScopes('payouts:approve')
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Approve a payout awaiting approval (maker-checker); it is then initialized upstream (initiated)',
+    description:
+      'By an API client other than the one that created the payout. The decision and its actor go to the ' +
+      'status history; `payout.approved` is announced. Confirm follows as for any payout.',
+  })
+  @ApiCreatedResponse({ type: PayoutDto })
+  @ApiValidationErrors()
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'The key lacks scope payouts:approve, or created this payout (`approver_is_creator`).',
+  })
+  @ApiNotFound('payout')
+  @ApiConflict('Not awaiting approval (already decided, or its approval TTL lapsed: expired).')
+  @ApiUnsettledProviderErrors()
+  approve(
+    @Param('id', ParseIdPipe()) id: string,
+    @Body() body: PayoutDecisionDto,
+    @CurrentClient() client: AuthenticatedClient,
+  ): Promise<PayoutDto> {
+    return this.payouts.approve(id, client.id, body);
+  }
+
+  @Post(':id/reject')
+  @Audited('payout.reject', 'payout')
+  @RequireScopes('payouts:approve')
+  @Idempotent()
+  @ApiOperation({
+    summary: 'Reject a payout awaiting approval (status rejected; the provider is never called)',
+    description: 'By an API client other than the one that created the payout; `payout.rejected` is announced.',
+  })
+  @ApiCreatedResponse({ type: PayoutDto })
+  @ApiValidationErrors()
+  @ApiForbiddenResponse({
+    type: ProblemDto,
+    description: 'The key lacks scope payouts:approve, or created this payout (`approver_is_creator`).',
+  })
+  @ApiNotFound('payout')
+  @ApiConflict('Not awaiting approval (already decided, or its approval TTL lapsed: expired).')
+  reject(
+    @Param('id', ParseIdPipe()) id: string,
+    @Body() body: PayoutDecisionDto,
+    @CurrentClient() client: AuthenticatedClient,
+  ): Promise<PayoutDto> {
+    return this.payouts.reject(id, client.id, body);
   }
 
   @Post(':id/confirm')

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { recordAuditedChange } from '../audit/audit-chain';
 import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
-import type { Transaction } from '../generated/prisma/client';
+import type { Prisma, Transaction } from '../generated/prisma/client';
 
 /** Database access for payouts (ledger rows of kind `payout`). */
 @Injectable()
@@ -31,6 +31,19 @@ export class PayoutsRepository {
       if (won.count === 1) await recordAuditedChange(tx, id);
       return won.count === 1;
     });
+  }
+
+  /** Runs `work` in one database transaction; the ledger calls given its `tx` take part in it. */
+  withTransaction<T>(work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(work);
+  }
+
+  /**
+   * Notes payout `id` as the current Idempotency-Key's resource inside `tx` (an approval or
+   * rejection): a retry after a crash is answered from the payout as it is then, never decided twice.
+   */
+  noteDecisionResource(tx: Prisma.TransactionClient, id: string): Promise<void> {
+    return noteIdempotentResource(tx, 'payout', id);
   }
 
   /** Gives the confirm claim back after a provider refusal, keeping the refusal as `failureReason`. */

@@ -4,6 +4,7 @@ import { ownedByCurrentClient } from '../audit/ownership';
 import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
 import { providerCallbackUrl } from '../common/callback-url';
 import {
+  DomainError,
   ErrorCode,
   InvalidStateTransitionError,
   NotFoundError,
@@ -12,13 +13,14 @@ import {
 } from '../common/errors';
 import { currencyExponent } from '../common/money';
 import { newReference } from '../common/reference';
-import type { Env } from '../config/env';
+import { type Env, parseApprovalThresholds, parseDuration } from '../config/env';
 import { CustomersService } from '../customers/customers.service';
 import type { Prisma, Transaction } from '../generated/prisma/client';
+import { OutboxService } from '../outbound/outbox.service';
 import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
-import { toPayoutDto } from '../transactions/transaction.mapper';
-import { CreatePayoutDto, PayoutDto } from './payout.dto';
+import { toPayoutDto, toTransactionEventData } from '../transactions/transaction.mapper';
+import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
 import { PayoutsRepository } from './payouts.repository';
 
 /**
@@ -30,6 +32,11 @@ import { PayoutsRepository } from './payouts.repository';
  */
 @Injectable()
 export class PayoutsService {
+  /** PAYOUT_APPROVAL_THRESHOLDS: minor units per currency from which a payout needs approval. */
+  private readonly thresholds: Map<string, bigint>;
+  /** PAYOUT_APPROVAL_TTL in ms. */
+  private readonly approvalTtlMs: number;
+
   constructor(
     private readonly repository: PayoutsRepository,
     private readonly ledger: LedgerService,
@@ -37,16 +44,23 @@ export class PayoutsService {
     private readonly customers: CustomersService,
     private readonly beneficiaries: BeneficiariesService,
     private readonly config: ConfigService<Env, true>,
-  ) {}
+    private readonly outbox: OutboxService,
+  ) {
+    this.thresholds = parseApprovalThresholds(this.config.get('PAYOUT_APPROVAL_THRESHOLDS', { infer: true }));
+    this.approvalTtlMs = parseDuration(this.config.get('PAYOUT_APPROVAL_TTL', { infer: true }));
+  }
 
   /**
-   * Initializes a payout of `amount` minor units of `sourceCurrency` (default USD).
+   * Initializes a payout of `amount` minor units of `sourceCurrency` (default USD), created by API
+   * client `clientId` (kept as `createdBy`). A payout whose amount reaches its currency's
+   * PAYOUT_APPROVAL_THRESHOLDS is stored `awaiting_approval` instead, with no provider call, and
+   * `payout.approval_required` announced: a second API client approves it (approve) or rejects it.
    * @throws NotFoundError (404) customer or beneficiary; ValidationError (400) beneficiary of another
    * customer or unknown currency; ProviderError (422/502/504) with the ledger row kept (`failed`/`unknown`);
    * ProviderAmountMismatchError (502 `provider_amount_mismatch`) when the initialize answer states
    * another amount or wallet currency: the row goes to `needs_review` (never confirmable: 409).
    */
-  async create(input: CreatePayoutDto): Promise<PayoutDto> {
+  async create(input: CreatePayoutDto, clientId: string | null = null): Promise<PayoutDto> {
     const currency = input.sourceCurrency ?? 'USD';
     currencyExponent(currency);
     const customer = await this.customers.requireRow(input.customerId);
@@ -56,9 +70,9 @@ export class PayoutsService {
         { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
       ]);
     }
-    const row = await this.ledger.record({
-      kind: 'payout',
-      direction: 'debit',
+    const data = {
+      kind: 'payout' as const,
+      direction: 'debit' as const,
       amount: BigInt(input.amount),
       currency,
       customerId: customer.id,
@@ -66,15 +80,119 @@ export class PayoutsService {
       counterCurrency: beneficiary.currency,
       reference: newReference('payout'),
       description: input.description,
+      createdBy: clientId,
+    };
+    if (this.needsApproval(data.amount, currency)) {
+      const held = await this.repository.withTransaction(async (tx) => {
+        const row = await this.ledger.record({ ...data, status: 'awaiting_approval' }, 'api', tx);
+        await this.outbox.publish(
+          'payout.approval_required',
+          { ...toTransactionEventData(row), actorId: clientId },
+          tx,
+        );
+        return row;
+      });
+      return toPayoutDto(held);
+    }
+    const row = await this.ledger.record(data);
+    return this.initializeUpstream(row, customer.email, beneficiary.providerId);
+  }
+
+  /**
+   * Whether a payout of `amount` minor units of `currency` needs approval: its currency has a
+   * threshold in PAYOUT_APPROVAL_THRESHOLDS and the amount reaches it (amount >= threshold).
+   */
+  needsApproval(amount: bigint, currency: string): boolean {
+    const threshold = this.thresholds.get(currency.toUpperCase());
+    return threshold !== undefined && amount >= threshold;
+  }
+
+  /**
+   * Approves a payout `awaiting_approval` (maker-checker) as API client `approverId`: the row moves
+   * to `created` (history: source `api`, the approver as actor, `{decision: 'approved'}`),
+   * `payout.approved` is announced, then it is initialized upstream exactly as a payout below the
+   * threshold (write-ahead: the row exists before the call; a refusal → `failed`, a timeout →
+   * `unknown`). Confirm follows as usual (POST /v1/payouts/{id}/confirm).
+   * @throws NotFoundError (404); DomainError 403 `approver_is_creator` when the approver created it;
+   * InvalidStateTransitionError (409) unless `awaiting_approval` (already decided, or its
+   * PAYOUT_APPROVAL_TTL lapsed: it is then marked `expired`); ProviderError as for create.
+   */
+  async approve(id: string, approverId: string, decision: PayoutDecisionDto = {}): Promise<PayoutDto> {
+    const row = await this.requireDecidable(id, approverId, 'created');
+    const approved = await this.repository.withTransaction(async (tx) => {
+      const { transaction } = await this.ledger.transition(row.id, 'created', 'api', {
+        tx,
+        strict: true,
+        actorId: approverId,
+        payload: { decision: 'approved', ...(decision.reason ? { reason: decision.reason } : {}) },
+      });
+      await this.repository.noteDecisionResource(tx, row.id);
+      await this.outbox.publish('payout.approved', { ...toTransactionEventData(transaction), actorId: approverId }, tx);
+      return transaction;
     });
+    const customer = await this.customers.requireRow(approved.customerId as string);
+    const beneficiary = await this.beneficiaries.requireRow(approved.beneficiaryId as string);
+    return this.initializeUpstream(approved, customer.email, beneficiary.providerId as string);
+  }
+
+  /**
+   * Rejects a payout `awaiting_approval` as API client `approverId`: `rejected` (final; history: source
+   * `api`, the approver as actor, `{decision: 'rejected', reason}`), `payout.rejected` announced; the
+   * provider is never called.
+   * @throws as approve (404, 403 `approver_is_creator`, 409).
+   */
+  async reject(id: string, approverId: string, decision: PayoutDecisionDto = {}): Promise<PayoutDto> {
+    const row = await this.requireDecidable(id, approverId, 'rejected');
+    const rejected = await this.repository.withTransaction(async (tx) => {
+      const { transaction } = await this.ledger.transition(row.id, 'rejected', 'api', {
+        tx,
+        strict: true,
+        actorId: approverId,
+        patch: { failureReason: decision.reason ?? 'rejected' },
+        payload: { decision: 'rejected', ...(decision.reason ? { reason: decision.reason } : {}) },
+      });
+      await this.repository.noteDecisionResource(tx, row.id);
+      return transaction;
+    });
+    return toPayoutDto(rejected);
+  }
+
+  /** The payout, checked decidable by `approverId`; a lapsed approval is expired on the way (409). */
+  private async requireDecidable(id: string, approverId: string, to: 'created' | 'rejected'): Promise<Transaction> {
+    const row = await this.requirePayout(id);
+    if (row.status !== 'awaiting_approval') throw new InvalidStateTransitionError('payout', row.status, to);
+    if (row.createdBy === approverId) {
+      throw new DomainError(
+        ErrorCode.ApproverIsCreator,
+        'A payout is approved or rejected by another API client than the one that created it.',
+      );
+    }
+    if (row.createdAt.getTime() + this.approvalTtlMs <= Date.now()) {
+      const { transaction } = await this.ledger.transition(id, 'expired', 'reconciliation', {
+        payload: { reason: 'approval TTL lapsed (PAYOUT_APPROVAL_TTL)' },
+      });
+      throw new InvalidStateTransitionError('payout', transaction.status, to);
+    }
+    return row;
+  }
+
+  /**
+   * The provider's initialize for a `created` payout row (write-ahead already done): `initiated` with
+   * fee and rate; a failure is recorded on the row (recordProviderFailure) and rethrown.
+   */
+  private async initializeUpstream(
+    row: Transaction,
+    customerEmail: string,
+    beneficiaryProviderId: string,
+  ): Promise<PayoutDto> {
     try {
       const upstream = await this.provider.initializePayout({
-        amountMinor: BigInt(input.amount),
-        sourceCurrency: currency,
+        amountMinor: row.amount,
+        sourceCurrency: row.currency,
         reference: row.reference,
-        customerEmail: customer.email,
-        description: input.description,
-        beneficiaryId: beneficiary.providerId,
+        customerEmail,
+        description: row.description ?? '',
+        beneficiaryId: beneficiaryProviderId,
         callbackUrl: providerCallbackUrl(this.config),
       });
       const { transaction } = await this.ledger.transition(row.id, 'initiated', 'api', {

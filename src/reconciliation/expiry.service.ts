@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
+import { type Env, parseDuration } from '../config/env';
 import { LedgerService } from '../transactions/ledger.service';
 import { ReconciliationRepository } from './reconciliation.repository';
 
@@ -6,13 +8,16 @@ import { ReconciliationRepository } from './reconciliation.repository';
 export interface ExpiryReport {
   collectionsExpired: number;
   quotesExpired: number;
+  /** Payouts whose approval did not come within PAYOUT_APPROVAL_TTL. */
+  approvalsExpired: number;
   idempotencyKeysPurged: number;
 }
 
 /**
  * Expiry: collections past `expiresAt` still waiting for payment move to `expired` (ledger,
  * source `reconciliation`); open swap quotes past their expiry are marked `expired`; idempotency
- * records past their 24 h are deleted. Safe to run from several instances at once: each move is
+ * records past their 24 h are deleted; payouts still `awaiting_approval` PAYOUT_APPROVAL_TTL after their
+ * creation move to `expired` (source `reconciliation`, no provider call: none was ever made). Safe to run from several instances at once: each move is
  * a conditional update under the ledger's row lock.
  */
 @Injectable()
@@ -20,6 +25,7 @@ export class ExpiryService {
   constructor(
     private readonly repository: ReconciliationRepository,
     private readonly ledger: LedgerService,
+    private readonly config: ConfigService<Env, true>,
   ) {}
 
   async run(now = new Date(), limit = 500): Promise<ExpiryReport> {
@@ -29,8 +35,16 @@ export class ExpiryService {
       const { outcome } = await this.ledger.transition(transactionId, 'expired', 'reconciliation');
       if (outcome === 'applied') collectionsExpired += 1;
     }
+    const approvalTtlMs = parseDuration(this.config.get('PAYOUT_APPROVAL_TTL', { infer: true }));
+    let approvalsExpired = 0;
+    for (const id of await this.repository.lapsedApprovalIds(new Date(now.getTime() - approvalTtlMs), limit)) {
+      const { outcome } = await this.ledger.transition(id, 'expired', 'reconciliation', {
+        payload: { reason: 'approval TTL lapsed (PAYOUT_APPROVAL_TTL)' },
+      });
+      if (outcome === 'applied') approvalsExpired += 1;
+    }
     const quotesExpired = await this.repository.expireOpenQuotes(now);
     const idempotencyKeysPurged = await this.repository.purgeExpiredIdempotencyRecords(now);
-    return { collectionsExpired, quotesExpired, idempotencyKeysPurged };
+    return { collectionsExpired, quotesExpired, approvalsExpired, idempotencyKeysPurged };
   }
 }

@@ -20,6 +20,17 @@ export class ReconciliationRepository {
     return lapsed.map((row) => row.transactionId);
   }
 
+  /** Ids of up to `limit` payouts still `awaiting_approval` that were created before `createdBefore`. */
+  async lapsedApprovalIds(createdBefore: Date, limit: number): Promise<string[]> {
+    const rows = await this.prisma.transaction.findMany({
+      where: { kind: 'payout', status: 'awaiting_approval', createdAt: { lt: createdBefore } },
+      select: { id: true },
+      orderBy: { createdAt: 'asc' },
+      take: limit,
+    });
+    return rows.map((row) => row.id);
+  }
+
   /** Marks `open` swap quotes past their expiry at `now` as `expired`; answers how many. */
   async expireOpenQuotes(now: Date): Promise<number> {
     const quotes = await this.prisma.swapQuote.updateMany({

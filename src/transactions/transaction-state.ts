@@ -24,6 +24,9 @@ export const TRANSITIONS: Record<TransactionKind, Partial<Record<TransactionStat
     processing: ['success', 'failed', 'needs_review'],
     needs_review: ['success', 'failed'],
     success: ['reversed'],
+    // Maker-checker (PAYOUT_APPROVAL_THRESHOLDS): written directly as `awaiting_approval`, no provider
+    // call; approval → `created` (then initialized upstream), rejection → `rejected`, lapsed TTL → `expired`.
+    awaiting_approval: ['created', 'rejected', 'expired'],
   },
   collection: {
     created: ['processing', 'failed', 'unknown', 'needs_review'],
@@ -65,7 +68,7 @@ export const TRANSITIONS: Record<TransactionKind, Partial<Record<TransactionStat
 };
 
 /** Statuses from which nothing moves but an explicit reversal. */
-export const FINAL_STATUSES: TransactionStatus[] = ['success', 'failed', 'expired', 'reversed'];
+export const FINAL_STATUSES: TransactionStatus[] = ['success', 'failed', 'expired', 'reversed', 'rejected'];
 
 /** Whether `kind` may move from `from` to `to`. */
 export function canTransition(kind: TransactionKind, from: TransactionStatus, to: TransactionStatus): boolean {

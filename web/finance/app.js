@@ -8,6 +8,7 @@ import { ApiError, financeApi, keyProblemMessage } from './api.js';
 import { AuditTrail } from './audit.js';
 import { drawCurrencyChart } from './charts.js';
 import { formatMoney, formatTime, humanise, shortId, utcInputToIso } from './format.js';
+import { ApprovalQueue, ReconciliationRuns } from './operations.js';
 
 const html = htm.bind(h);
 
@@ -596,6 +597,8 @@ function Dashboard({ apiKey, onSignOut }) {
       }
     </div>
     <${Summary} summary=${summary.value} error=${summary.error} loading=${summaryLoading} />
+    <${ApprovalQueue} apiKey=${apiKey} />
+    <${ReconciliationRuns} apiKey=${apiKey} />
     </div>`;
   }
 }

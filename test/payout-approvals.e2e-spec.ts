@@ -1,0 +1,270 @@
+import { randomUUID } from 'node:crypto';
+import { createApiClient } from '../src/auth/api-clients.repository';
+import { SCOPES } from '../src/auth/scopes';
+import { PrismaService } from '../src/database/prisma.service';
+import { ExpiryService } from '../src/reconciliation/expiry.service';
+import { type Harness, startHarness } from './support/harness';
+
+/**
+ * Payout approvals (maker-checker, issue 15 item 1): PAYOUT_APPROVAL_THRESHOLDS USD:500000 holds
+ * payouts of 5,000.00 USD and more `awaiting_approval` with no provider call, until another API
+ * client approves (initialize upstream, then the usual confirm) or rejects them, or their
+ * PAYOUT_APPROVAL_TTL lapses.
+ */
+describe('payout approvals (e2e: gateway + simulator + PostgreSQL)', () => {
+  let h: Harness;
+  let maker: { id: string; key: string };
+  let checker: { id: string; key: string };
+  let customerId: string;
+  let beneficiaryId: string;
+  const as = (who: { key: string }) => ({ Authorization: `Bearer ${who.key}` });
+  const newKey = () => `idem-${randomUUID()}`;
+
+  const createPayout = (amount: number, who = maker) =>
+    h
+      .http()
+      .post('/v1/payouts')
+      .set(as(who))
+      .set('Idempotency-Key', newKey())
+      .send({ customerId, beneficiaryId, amount, description: 'Supplier invoice' });
+  const decide = (id: string, decision: 'approve' | 'reject', who: { key: string }, key = newKey(), body = {}) =>
+    h.http().post(`/v1/payouts/${id}/${decision}`).set(as(who)).set('Idempotency-Key', key).send(body);
+  const initializeCalls = async () => (await h.sim.calls('initializePayout')).length;
+  const history = (id: string) =>
+    h.db.query<{ from: string | null; to: string; source: string; actor_id: string | null; payload: any }>(
+      'SELECT "from", "to", source, actor_id, payload FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY id',
+      [id],
+    );
+  const events = async (id: string) =>
+    (
+      await h.db.query<{ event_type: string; payload: any }>(
+        "SELECT event_type, payload FROM outbox_messages WHERE payload->'data'->>'id' = $1 ORDER BY created_at, event_type",
+        [id],
+      )
+    ).map((m) => ({ type: m.event_type, actorId: m.payload.data.actorId, status: m.payload.data.status }));
+
+  beforeAll(async () => {
+    h = await startHarness({
+      listen: true,
+      env: { PAYOUT_APPROVAL_THRESHOLDS: 'USD:500000,NGN:200000000', PAYOUT_APPROVAL_TTL: '1h' },
+    });
+    const prisma = h.app.get(PrismaService);
+    const makeClient = async (name: string) => {
+      const { client, key } = await createApiClient(prisma, name, [...SCOPES]);
+      return { id: client.id, key };
+    };
+    maker = await makeClient('maker');
+    checker = await makeClient('checker');
+    const customer = await h
+      .http()
+      .post('/v1/customers')
+      .set(as(maker))
+      .send({ email: 'maker@example.com', firstName: 'Jane', lastName: 'Doe', phone: '712345678', countryCode: '254' });
+    expect(customer.status).toBe(201);
+    customerId = customer.body.id;
+    const beneficiary = await h
+      .http()
+      .post('/v1/beneficiaries')
+      .set(as(maker))
+      .send({
+        customerId,
+        country: 'KE',
+        currency: 'KES',
+        destination: { type: 'MOBILEMONEY', network: 'MPESA', accountNumber: '254712345678' },
+      });
+    expect(beneficiary.status).toBe(201);
+    beneficiaryId = beneficiary.body.id;
+    const subscription = await h
+      .http()
+      .post('/v1/webhook-subscriptions')
+      .set(as(maker))
+      .send({
+        url: 'http://127.0.0.1:9/hooks',
+        eventTypes: ['payout.approval_required', 'payout.approved', 'payout.rejected', 'payout.expired'],
+      });
+    expect(subscription.status).toBe(201);
+  });
+  afterAll(() => h.close());
+
+  it('initializes a payout below the threshold at once, recording its creator', async () => {
+    const before = await initializeCalls();
+    const res = await createPayout(499999);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ status: 'initiated', providerId: expect.any(String) });
+    expect(await initializeCalls()).toBe(before + 1);
+    const [row] = await h.db.query('SELECT created_by FROM transactions WHERE id = $1', [res.body.id]);
+    expect(row.created_by).toBe(maker.id);
+  });
+
+  it('holds a payout at the threshold awaiting approval: no provider call, approval_required announced', async () => {
+    const before = await initializeCalls();
+    const res = await createPayout(500000);
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ status: 'awaiting_approval', providerId: null, amount: 500000, fee: 0 });
+    expect(await initializeCalls()).toBe(before);
+    expect(await history(res.body.id)).toEqual([
+      expect.objectContaining({ from: null, to: 'awaiting_approval', source: 'api', actor_id: maker.id }),
+    ]);
+    expect(await events(res.body.id)).toEqual([
+      { type: 'payout.approval_required', actorId: maker.id, status: 'awaiting_approval' },
+    ]);
+    const [row] = await h.db.query('SELECT created_by, status FROM transactions WHERE id = $1', [res.body.id]);
+    expect(row).toEqual({ created_by: maker.id, status: 'awaiting_approval' });
+  });
+
+  it('refuses approval and rejection by the client that created the payout (403 approver_is_creator)', async () => {
+    const payout = (await createPayout(600000)).body;
+    for (const decision of ['approve', 'reject'] as const) {
+      const res = await decide(payout.id, decision, maker);
+      expect(res.status).toBe(403);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.body.code).toBe('approver_is_creator');
+    }
+    expect((await h.http().get(`/v1/payouts/${payout.id}`).set(as(maker))).body.status).toBe('awaiting_approval');
+  });
+
+  it('refuses a key without payouts:approve (403 forbidden)', async () => {
+    const payout = (await createPayout(600000)).body;
+    const { key } = await createApiClient(
+      h.app.get(PrismaService),
+      'writer',
+      SCOPES.filter((s) => s !== 'payouts:approve'),
+    );
+    const res = await decide(payout.id, 'approve', { key });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('forbidden');
+  });
+
+  it('requires an Idempotency-Key on approve', async () => {
+    const payout = (await createPayout(600000)).body;
+    const res = await h.http().post(`/v1/payouts/${payout.id}/approve`).set(as(checker)).send();
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('idempotency_key_missing');
+  });
+
+  it('approved by another client: initialized upstream, confirmed, paid (success); a replay changes nothing', async () => {
+    const payout = (await createPayout(750000)).body;
+    const before = await initializeCalls();
+    const key = newKey();
+    const approved = await decide(payout.id, 'approve', checker, key, { reason: 'invoice checked' });
+    expect(approved.status).toBe(201);
+    expect(approved.body).toMatchObject({ id: payout.id, status: 'initiated', providerId: expect.any(String) });
+    expect(await initializeCalls()).toBe(before + 1);
+    const call = (await h.sim.calls('initializePayout')).at(-1);
+    expect(call?.body).toMatchObject({ amount: 750000, reference: payout.reference });
+
+    const replay = await decide(payout.id, 'approve', checker, key, { reason: 'invoice checked' });
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(approved.body);
+    expect(await initializeCalls()).toBe(before + 1);
+
+    const again = await decide(payout.id, 'approve', checker);
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('invalid_state_transition');
+
+    const confirmed = await h
+      .http()
+      .post(`/v1/payouts/${payout.id}/confirm`)
+      .set(as(maker))
+      .set('Idempotency-Key', newKey())
+      .send();
+    expect(confirmed.status).toBe(201);
+    expect(confirmed.body.status).toBe('pending');
+    const complete = await h.sim.admin('POST', `/payouts/${approved.body.providerId}/complete`, { status: 'success' });
+    expect(complete.status).toBe(200);
+    expect((await h.http().get(`/v1/payouts/${payout.id}`).set(as(maker))).body.status).toBe('success');
+
+    const moves = await history(payout.id);
+    expect(moves.map((m) => [m.from, m.to, m.source])).toEqual([
+      [null, 'awaiting_approval', 'api'],
+      ['awaiting_approval', 'created', 'api'],
+      ['created', 'initiated', 'api'],
+      ['initiated', 'pending', 'api'],
+      ['pending', 'success', 'webhook'],
+    ]);
+    expect(moves[1]).toMatchObject({
+      actor_id: checker.id,
+      payload: { decision: 'approved', reason: 'invoice checked' },
+    });
+    expect(await events(payout.id)).toEqual([
+      { type: 'payout.approval_required', actorId: maker.id, status: 'awaiting_approval' },
+      { type: 'payout.approved', actorId: checker.id, status: 'created' },
+    ]);
+  });
+
+  it('rejected by another client: rejected, never sent to the provider, and no longer approvable', async () => {
+    const payout = (await createPayout(900000)).body;
+    const before = await initializeCalls();
+    const res = await decide(payout.id, 'reject', checker, newKey(), { reason: 'duplicate invoice' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      status: 'rejected',
+      providerId: null,
+      failureReason: 'duplicate invoice',
+      completedAt: expect.any(String),
+    });
+    const later = await decide(payout.id, 'approve', checker);
+    expect(later.status).toBe(409);
+    expect(later.body).toMatchObject({ code: 'invalid_state_transition', from: 'rejected' });
+    expect(await initializeCalls()).toBe(before);
+    const moves = await history(payout.id);
+    expect(moves.at(-1)).toMatchObject({
+      from: 'awaiting_approval',
+      to: 'rejected',
+      source: 'api',
+      actor_id: checker.id,
+      payload: { decision: 'rejected', reason: 'duplicate invoice' },
+    });
+    expect((await events(payout.id)).map((e) => e.type)).toEqual(['payout.approval_required', 'payout.rejected']);
+  });
+
+  it('expires a payout whose approval did not come within PAYOUT_APPROVAL_TTL (expiry job), no provider call', async () => {
+    const payout = (await createPayout(800000)).body;
+    const fresh = (await createPayout(800000)).body;
+    const before = await initializeCalls();
+    const expiry = h.app.get(ExpiryService);
+    const report = await expiry.run(new Date(Date.now() + 61 * 60_000));
+    expect(report.approvalsExpired).toBeGreaterThanOrEqual(2);
+    for (const id of [payout.id, fresh.id]) {
+      const res = await h.http().get(`/v1/payouts/${id}`).set(as(maker));
+      expect(res.body.status).toBe('expired');
+      expect((await history(id)).at(-1)).toMatchObject({
+        from: 'awaiting_approval',
+        to: 'expired',
+        source: 'reconciliation',
+      });
+    }
+    expect((await events(payout.id)).map((e) => e.type)).toEqual(['payout.approval_required', 'payout.expired']);
+    const late = await decide(payout.id, 'approve', checker);
+    expect(late.status).toBe(409);
+    expect(late.body.from).toBe('expired');
+    expect(await initializeCalls()).toBe(before);
+    // Within the TTL the job leaves them alone.
+    const waiting = (await createPayout(800000)).body;
+    await expiry.run();
+    expect((await h.http().get(`/v1/payouts/${waiting.id}`).set(as(maker))).body.status).toBe('awaiting_approval');
+  });
+
+  it('expires a lapsed payout when an approval arrives before the job ran (409, expired)', async () => {
+    const payout = (await createPayout(800000)).body;
+    await h.db.query("UPDATE transactions SET created_at = now() - interval '2 hours' WHERE id = $1", [payout.id]);
+    const res = await decide(payout.id, 'approve', checker);
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: 'invalid_state_transition', from: 'expired' });
+    expect((await h.http().get(`/v1/payouts/${payout.id}`).set(as(maker))).body.status).toBe('expired');
+  });
+
+  it('applies the threshold of the payout currency only (NGN below its own threshold goes through)', async () => {
+    const before = await initializeCalls();
+    const res = await h
+      .http()
+      .post('/v1/payouts')
+      .set(as(maker))
+      .set('Idempotency-Key', newKey())
+      .send({ customerId, beneficiaryId, amount: 1_000_000, sourceCurrency: 'NGN', description: 'Naira payout' });
+    expect(res.status).toBe(201);
+    expect(res.body.status).toBe('initiated');
+    expect(await initializeCalls()).toBe(before + 1);
+  });
+});
