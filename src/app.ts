@@ -15,6 +15,7 @@ import {
   jsonTooDeep,
   MAX_PARAM_LENGTH,
 } from './common/http-limits';
+import { finishOpenApiDocument, operationIdOf } from './common/openapi-document';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
 import { bindRequestLogger, createRootLogger, RequestLogController } from './logging';
@@ -42,9 +43,11 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
         'errors are application/problem+json (RFC 9457) with a stable `code`; lists use keyset cursors.',
     )
     .setVersion('1')
+    // Where `npm start` serves it; a deployment's clients set their own base URL (docs/api.md "Typed client").
+    .addServer('http://127.0.0.1:3000', 'Local gateway (npm start)')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Gateway API key (npm run api-key -- create)' })
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return finishOpenApiDocument(SwaggerModule.createDocument(app, config, { operationIdFactory: operationIdOf }));
 }
 
 /**

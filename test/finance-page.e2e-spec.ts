@@ -281,9 +281,39 @@ describe('finance page (e2e, headless Chromium)', () => {
     expect(first).toBe(payout.id);
   });
 
+  it('offers the currencies present in the ledger, and takes amounts in their major units', async () => {
+    const options = await page
+      .locator('select[name=currency] option')
+      .evaluateAll((els) => els.map((e) => (e as any).value));
+    expect(options).toEqual(['', 'KES', 'NGN', 'USD']);
+    // Without a currency the amounts mean nothing: the fields wait for one.
+    expect(await page.locator('input[name=amountMin]').isDisabled()).toBe(true);
+
+    await page.selectOption('select[name=currency]', 'USD');
+    expect(await page.locator('label:has(input[name=amountMin])').textContent()).toContain('USD, 2 decimals');
+    await page.fill('input[name=amountMin]', '1,500');
+    const listed = page.waitForRequest((req) => req.url().includes('/v1/transactions?'));
+    await page.getByTestId('apply-filters').click();
+    const url = new URL((await listed).url());
+    expect([url.searchParams.get('currency'), url.searchParams.get('amountMin')]).toEqual(['USD', '150000']);
+    await page.waitForFunction(
+      (id) =>
+        document.querySelector('[data-testid=transactions-section]')?.getAttribute('aria-busy') === 'false' &&
+        [...document.querySelectorAll('[data-testid=transaction-row]')].map((r: any) => r.dataset.id).join() === id,
+      payout.id,
+    );
+
+    // More decimals than the currency has: refused on the page, nothing asked of the gateway.
+    await page.fill('input[name=amountMin]', '12.345');
+    await page.getByTestId('apply-filters').click();
+    expect(await page.getByTestId('filter-error').textContent()).toContain('more than 2 decimals in USD');
+    await page.fill('input[name=amountMin]', '');
+  });
+
   it("shows the API's validation errors for a bad filter", async () => {
-    await page.fill('input[name=amountMin]', '5000');
-    await page.fill('input[name=amountMax]', '100');
+    // 50.00 and 1.00 USD: 5000 and 100 minor units, which the API refuses as an empty range.
+    await page.fill('input[name=amountMin]', '50');
+    await page.fill('input[name=amountMax]', '1');
     await page.getByTestId('apply-filters').click();
     const error = page.getByTestId('list-error');
     await error.waitFor();
@@ -291,6 +321,7 @@ describe('finance page (e2e, headless Chromium)', () => {
     expect(await error.textContent()).toContain('amountMax must not be before amountMin');
     await page.fill('input[name=amountMin]', '');
     await page.fill('input[name=amountMax]', '');
+    await page.selectOption('select[name=currency]', '');
   });
 
   it('filters by status and pages through the result', async () => {
@@ -424,12 +455,12 @@ describe('finance page (e2e, headless Chromium)', () => {
   });
 
   it('shows the audit trail in its own tab (scope audit:read), with who did what', async () => {
-    await page.getByTestId('audit-tab').click();
+    await page.getByTestId('tab-audit').click();
     await page.locator('[data-testid=audit-section] [role=alert]').filter({ hasText: 'audit:read' }).waitFor();
     const auditorKey = await h.key(['transactions:read', 'audit:read']);
     await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${auditorKey}')`);
     await page.reload();
-    await page.getByTestId('audit-tab').click();
+    await page.getByTestId('tab-audit').click();
     await page.locator('[data-testid=audit-events] tr', { hasText: 'payout.confirm' }).first().waitFor();
     const text = await page.getByTestId('audit-events').textContent();
     expect(text).toContain('payout.create');
@@ -437,6 +468,118 @@ describe('finance page (e2e, headless Chromium)', () => {
     await page.screenshot({ path: path.join(shots, 'finance-audit.png'), fullPage: true });
     expect(pageErrors).toEqual([]);
     await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${financeKey}')`);
+  });
+
+  /** Horizontal overflow of the page: the document's width, and elements reaching past the viewport outside a table's scroll box. */
+  const overflow = () =>
+    page.evaluate(() => {
+      const width = (globalThis as any).innerWidth as number;
+      const offenders: string[] = [];
+      for (const el of document.querySelectorAll('body *')) {
+        if (el.parentElement?.closest('.table-scroll')) continue; // scrolls inside its table box
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 && r.height === 0) continue;
+        if (r.right > width + 0.5 || r.left < -0.5) {
+          offenders.push(`${el.tagName.toLowerCase()}.${el.className} ${Math.round(r.left)}→${Math.round(r.right)}`);
+        }
+      }
+      return { scrollWidth: document.documentElement.scrollWidth, width, offenders: offenders.slice(0, 10) };
+    });
+
+  it('fits 1366 px: the columns that matter and the History panel in view, nothing past the edge', async () => {
+    await page.setViewportSize({ width: 1366, height: 900 });
+    const detail = page.getByTestId('transaction-detail');
+    await detail.waitFor();
+    expect(await overflow()).toEqual({ scrollWidth: 1366, width: 1366, offenders: [] });
+
+    const box = (await page.getByTestId('transactions-scroll').boundingBox())!;
+    const panel = (await detail.boundingBox())!;
+    expect(panel.x + panel.width).toBeLessThanOrEqual(1366);
+    expect(panel.x).toBeGreaterThanOrEqual(box.x + box.width); // beside the list, not over it
+    for (const heading of ['Created', 'Kind', 'Status', 'Amount']) {
+      const cell = (await page.locator('table.transactions th', { hasText: heading }).first().boundingBox())!;
+      expect([heading, cell.x >= box.x && cell.x + cell.width <= box.x + box.width]).toEqual([heading, true]);
+    }
+    const history = (await page.getByTestId('open-history').first().boundingBox())!;
+    expect(history.x + history.width).toBeLessThanOrEqual(box.x + box.width);
+
+    await page.screenshot({ path: path.join(shots, 'finance-1366.png'), fullPage: true });
+    expect(PNG.sync.read(fs.readFileSync(path.join(shots, 'finance-1366.png'))).width).toBe(1366);
+  });
+
+  it('fits 390 px: the History panel overlays the page, the table scrolls in its box', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    const detail = page.getByTestId('transaction-detail');
+    expect(await overflow()).toEqual({ scrollWidth: 390, width: 390, offenders: [] });
+    const panel = (await detail.boundingBox())!;
+    expect(panel).toMatchObject({ x: 0, y: 0, width: 390 });
+    // On top: the middle of the screen belongs to the panel.
+    expect(
+      await page.evaluate(() =>
+        Boolean(document.elementFromPoint(195, 422)?.closest('[data-testid=transaction-detail]')),
+      ),
+    ).toBe(true);
+    expect(await detail.textContent()).toContain('1,500.00 USD');
+    await page.screenshot({ path: path.join(shots, 'finance-390-detail.png') });
+
+    await detail.getByTestId('close-detail').click();
+    await detail.waitFor({ state: 'detached' });
+    expect(await overflow()).toEqual({ scrollWidth: 390, width: 390, offenders: [] });
+    const scroller = await page
+      .getByTestId('transactions-scroll')
+      .evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
+    expect(scroller.scrollWidth).toBeGreaterThan(scroller.clientWidth); // the other columns scroll sideways
+    const created = (await page.locator('table.transactions th', { hasText: 'Created' }).boundingBox())!;
+    expect(created.x + created.width).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: path.join(shots, 'finance-390.png'), fullPage: true });
+    expect(PNG.sync.read(fs.readFileSync(path.join(shots, 'finance-390.png'))).width).toBe(390);
+    await page.setViewportSize(VIEWPORT);
+  });
+
+  it('charts succeeded money apart from failed and in-flight money, and shows the net in/out', async () => {
+    // All statuses: USD has 3,360.00 succeeded and 600.00 failed (3 × 200.00); KES 14,000.00 in flight.
+    await page.getByRole('button', { name: 'Reset' }).click();
+    const summary = page.locator('[data-testid=summary][aria-busy=false]');
+    await summary.locator('[data-currency=KES]').first().waitFor();
+    const series = (currency: string) =>
+      page.getByTestId(`chart-${currency}`).evaluate((canvas) => {
+        const chart = (globalThis as any).Chart.getChart(canvas);
+        return {
+          stacked: [chart.options.scales.x.stacked, chart.options.scales.y.stacked],
+          labels: chart.data.labels,
+          series: chart.data.datasets.map((d: any) => [d.label, d.decimals]),
+        };
+      });
+    const usdSucceeded = seeded
+      .filter((r) => r.currency === 'USD' && r.status === 'success')
+      .reduce((sum, r) => sum + r.amount, 150_000n);
+    expect(await series('USD')).toEqual({
+      stacked: [false, false],
+      labels: ['payout'],
+      series: [
+        ['Succeeded', [major(usdSucceeded).replace(/,/g, '')]],
+        ['Failed', ['600.00']],
+      ],
+    });
+    expect((await series('KES')).series).toEqual([['Pending / in flight', ['14000.00']]]);
+
+    // The bars are drawn in their own colours: green for succeeded, red for failed, side by side.
+    const usd = PNG.sync.read(await page.getByTestId('chart-USD').screenshot());
+    expect(countColour(usd, '#16a34a')).toBeGreaterThan(500);
+    expect(countColour(usd, '#dc2626')).toBeGreaterThan(50);
+
+    const net = async (currency: string) =>
+      summary
+        .locator(`[data-testid=net-flow][data-currency=${currency}] dd`)
+        .evaluateAll((dds) => dds.map((d) => d.textContent));
+    await summary.locator('[data-testid=net-flow][data-currency=USD] [data-testid=net-in]').waitFor();
+    await page.waitForFunction(
+      () =>
+        document.querySelector('[data-testid=net-flow][data-currency=USD] [data-testid=net-out]')?.textContent !== '—',
+    );
+    expect(await net('USD')).toEqual(['0.00 USD', `${major(usdSucceeded)} USD`, `-${major(usdSucceeded)} USD`]);
+    expect(await net('NGN')).toEqual(['300,000.00 NGN', '0.00 NGN', '300,000.00 NGN']);
+    expect(await net('KES')).toEqual(['—', '—', '—']); // nothing succeeded: nothing moved
   });
 
   it('sends a session whose key stopped working back to sign-in, and signs out', async () => {

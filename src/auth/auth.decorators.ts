@@ -1,11 +1,6 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
-import {
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiTooManyRequestsResponse,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
-import { ProblemDto } from '../common/problem.dto';
+import { ApiBearerAuth } from '@nestjs/swagger';
+import { ApiProblem } from '../common/api-responses';
 import type { Scope } from './scopes';
 
 export const PUBLIC_ROUTE = 'auth:public';
@@ -29,12 +24,9 @@ export const RequireScopes = (...scopes: Scope[]) =>
   applyDecorators(
     SetMetadata(REQUIRED_SCOPES, scopes),
     ApiBearerAuth(),
-    ApiUnauthorizedResponse({ type: ProblemDto, description: 'Missing, unknown or revoked API key.' }),
-    ApiForbiddenResponse({ type: ProblemDto, description: `The key lacks scope ${scopes.join(', ')}.` }),
-    ApiTooManyRequestsResponse({
-      type: ProblemDto,
-      description: 'Rate limit of the API key exceeded (see Retry-After).',
-    }),
+    ApiProblem(401, 'Missing, unknown or revoked API key.'),
+    ApiProblem(403, `The key lacks scope ${scopes.join(', ')}.`),
+    ApiProblem(429, 'Rate limit of the API key exceeded (see Retry-After).'),
   );
 
 /** Injects the authenticated client into a controller method. */

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsISO31661Alpha2, IsObject, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
@@ -14,7 +14,12 @@ export class DestinationFieldDto {
   @ApiPropertyOptional({ description: 'Regular expression the value must match.' }) pattern?: string;
 }
 
-/** GET /v1/payout-countries/{country}: the destination types a country supports and their fields. */
+/**
+ * GET /v1/payout-countries/{country}: the destination types a country supports and their fields.
+ * DestinationFieldDto is registered here (ApiExtraModels): it is only reached through the map's
+ * `additionalProperties`, which Nest does not follow, and an unregistered `$ref` breaks generated clients.
+ */
+@ApiExtraModels(DestinationFieldDto)
 export class PayoutCountryDto {
   @ApiProperty({ example: 'KE' }) code: string;
   @ApiProperty({ example: 'Kenya' }) name: string;
@@ -22,7 +27,7 @@ export class PayoutCountryDto {
   @ApiProperty({ type: String, nullable: true, example: '+254' }) dialCode: string | null;
   @ApiProperty({
     description: 'Destination type (e.g. MOBILEMONEY) → its fields.',
-    additionalProperties: { type: 'array', items: { $ref: '#/components/schemas/DestinationFieldDto' } },
+    additionalProperties: { type: 'array', items: { $ref: getSchemaPath(DestinationFieldDto) } },
     example: { MOBILEMONEY: [{ name: 'accountNumber', type: 'string', required: true, pattern: '^2547[\\d]{8}$' }] },
   })
   destinations: Record<string, DestinationFieldDto[]>;

@@ -1,44 +1,46 @@
 import { applyDecorators } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiConflictResponse,
-  ApiGatewayTimeoutResponse,
-  ApiNotFoundResponse,
-  ApiResponse,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { ApiExtraModels, ApiResponse, getSchemaPath } from '@nestjs/swagger';
 import { ProblemDto, UnsettledProblemDto } from './problem.dto';
 
+/** The media type of every error answer (RFC 9457), as the problem filter sends it. */
+export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+
+/**
+ * Documents one error answer: `status` with an `application/problem+json` body of `type`
+ * (ProblemDto unless the route adds fields). Every error decorator of the API goes through this
+ * one, so the spec states the media type the server sends (a generated client then reads the body
+ * as its typed error) whatever the route produces on success (e.g. text/csv).
+ */
+export const ApiProblem = (
+  status: number,
+  description: string,
+  type: typeof ProblemDto | typeof UnsettledProblemDto = ProblemDto,
+) =>
+  applyDecorators(
+    ApiExtraModels(ProblemDto, UnsettledProblemDto),
+    ApiResponse({ status, description, content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: getSchemaPath(type) } } } }),
+  );
+
 /** Documents the 400 answer of a route with a validated body or query. */
-export const ApiValidationErrors = () =>
-  ApiBadRequestResponse({ type: ProblemDto, description: 'validation_failed: the failing fields are in `errors`.' });
+export const ApiValidationErrors = () => ApiProblem(400, 'validation_failed: the failing fields are in `errors`.');
 
 /** Documents 404 for a route with an `{id}`. */
-export const ApiNotFound = (resource: string) =>
-  ApiNotFoundResponse({ type: ProblemDto, description: `not_found: no ${resource} with this id.` });
+export const ApiNotFound = (resource: string) => ApiProblem(404, `not_found: no ${resource} with this id.`);
 
 /** Documents 409 with the conflict's meaning. */
-export const ApiConflict = (description: string) => ApiConflictResponse({ type: ProblemDto, description });
+export const ApiConflict = (description: string) => ApiProblem(409, description);
 
 /** Documents the answers of a route that calls the provider: 422, 502 and 504. */
 export const ApiProviderErrors = () =>
   applyDecorators(
-    ApiUnprocessableEntityResponse({
-      type: ProblemDto,
-      description: 'provider_rejected: the provider refused the request; its message is in `detail`.',
-    }),
-    ApiResponse({
-      status: 502,
-      type: ProblemDto,
-      description:
-        'provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer ' +
+    ApiProblem(422, 'provider_rejected: the provider refused the request; its message is in `detail`.'),
+    ApiProblem(
+      502,
+      'provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer ' +
         'states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and ' +
         'a ledger row already written is held in `needs_review`.',
-    }),
-    ApiGatewayTimeoutResponse({
-      type: ProblemDto,
-      description: 'provider_timeout: the provider did not answer in time.',
-    }),
+    ),
+    ApiProblem(504, 'provider_timeout: the provider did not answer in time.'),
   );
 
 /**
@@ -48,21 +50,17 @@ export const ApiProviderErrors = () =>
  */
 export const ApiUnsettledProviderErrors = () =>
   applyDecorators(
-    ApiUnprocessableEntityResponse({
-      type: ProblemDto,
-      description: 'provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.',
-    }),
-    ApiResponse({
-      status: 502,
-      type: UnsettledProblemDto,
-      description:
-        'provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` ' +
+    ApiProblem(422, 'provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.'),
+    ApiProblem(
+      502,
+      'provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` ' +
         '(`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.',
-    }),
-    ApiGatewayTimeoutResponse({
-      type: UnsettledProblemDto,
-      description:
-        'provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, ' +
+      UnsettledProblemDto,
+    ),
+    ApiProblem(
+      504,
+      'provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, ' +
         '`transactionStatus`) and settled by `settlesBy`; do not start it again before.',
-    }),
+      UnsettledProblemDto,
+    ),
   );

@@ -26,6 +26,12 @@ export class ProblemDto {
   requestId?: string;
   @ApiPropertyOptional({ type: [FieldErrorDto], description: 'Failing fields (validation_failed only).' })
   errors?: FieldErrorDto[];
+  @ApiPropertyOptional({
+    type: [String],
+    example: ['payouts:read'],
+    description: 'The scopes the API key lacks (forbidden only).',
+  })
+  missingScopes?: string[];
   @ApiPropertyOptional({ example: 'initializeSwap', description: 'Provider operation (provider_* codes).' })
   operation?: string;
   @ApiPropertyOptional({

@@ -1,23 +1,17 @@
 import { Body, Controller, Get, Param, Post } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Audited } from '../audit/audited.decorator';
 import type { AuthenticatedClient } from '../auth/auth.decorators';
 import { CurrentClient, RequireScopes } from '../auth/auth.decorators';
 import {
   ApiConflict,
+  ApiProblem,
   ApiNotFound,
   ApiProviderErrors,
   ApiUnsettledProviderErrors,
   ApiValidationErrors,
 } from '../common/api-responses';
 import { Idempotent } from '../common/idempotency/idempotent.decorator';
-import { ProblemDto } from '../common/problem.dto';
 import { ParseIdPipe } from '../common/validation';
 import { CreateSwapDto, CreateSwapQuoteDto, SwapDto, SwapQuoteDto } from './swap.dto';
 import { SwapsService } from './swaps.service';
@@ -63,10 +57,7 @@ export class SwapsController {
   @ApiValidationErrors()
   @ApiNotFound('swap quote')
   @ApiUnsettledProviderErrors()
-  @ApiUnprocessableEntityResponse({
-    type: ProblemDto,
-    description: 'quote_expired: the quote lapsed; the provider was not called.',
-  })
+  @ApiProblem(422, 'quote_expired: the quote lapsed; the provider was not called.')
   @ApiConflict(
     'invalid_state_transition: the quote is being executed, was executed, or was refused; the provider was not called.',
   )

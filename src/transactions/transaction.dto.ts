@@ -256,8 +256,11 @@ export class TransactionDto {
   })
   feeDecimal?: string;
   @ApiProperty({
-    oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }],
-    nullable: true,
+    // anyOf with `nullable` on each branch: OpenAPI 3.0's `nullable` needs a `type` beside it.
+    anyOf: [
+      { type: 'integer', nullable: true },
+      { type: 'string', pattern: '^-?[0-9]+$', nullable: true },
+    ],
     example: 19350000,
     description:
       'Minor units of `counterCurrency`: the payout destination amount or the swap target amount (integer string beyond 2^53).',
@@ -287,12 +290,8 @@ export class TransactionDto {
 
 /** One status move of a transaction. */
 export class StatusChangeDto {
-  @ApiProperty({
-    enum: STATUSES,
-    enumName: 'TransactionStatus',
-    nullable: true,
-    description: 'null for the first entry.',
-  })
+  // Inline enum (no enumName): OpenAPI 3.0's `nullable` needs a `type` beside it, which a `$ref` cannot have.
+  @ApiProperty({ type: String, enum: STATUSES, nullable: true, description: 'null for the first entry.' })
   from: TransactionStatus | null;
   @ApiProperty({ enum: STATUSES, enumName: 'TransactionStatus' }) to: TransactionStatus;
   @ApiProperty({

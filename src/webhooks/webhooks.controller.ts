@@ -1,20 +1,13 @@
 import { Controller, HttpCode, Logger, Post, Req } from '@nestjs/common';
 import type { RawBodyRequest } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import {
-  ApiBadRequestResponse,
-  ApiHeader,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { FastifyRequest } from 'fastify';
 import { Public } from '../auth/auth.decorators';
+import { ApiProblem } from '../common/api-responses';
 import { DomainError, ErrorCode } from '../common/errors';
 import { MAX_JSON_DEPTH } from '../common/http-limits';
-import { ProblemDto } from '../common/problem.dto';
 import type { Env } from '../config/env';
 import { MetricsService } from '../metrics/metrics.service';
 import { SIGNATURE_HEADERS, verifyWebhookSignature } from './signature';
@@ -57,14 +50,13 @@ export class WebhooksController {
   @ApiOkResponse({
     description: 'Stored (once) and acknowledged: {"received": true, "duplicate": bool, "outcome": ...}.',
   })
-  @ApiBadRequestResponse({
-    type: ProblemDto,
-    description:
-      `validation_failed: not {"event": string, "data": object}, nested deeper than ${MAX_JSON_DEPTH} levels, or content the ` +
+  @ApiProblem(
+    400,
+    `validation_failed: not {"event": string, "data": object}, nested deeper than ${MAX_JSON_DEPTH} levels, or content the ` +
       'database refuses; nothing stored, other callbacks unaffected. (NUL and lone surrogates are not refused: ' +
       'they are stored as U+FFFD.)',
-  })
-  @ApiUnauthorizedResponse({ type: ProblemDto, description: 'Missing or wrong signature; nothing stored.' })
+  )
+  @ApiProblem(401, 'Missing or wrong signature; nothing stored.')
   async receive(
     @Req() request: RawBodyRequest<FastifyRequest>,
   ): Promise<{ received: true; duplicate: boolean; outcome: string }> {

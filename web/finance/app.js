@@ -1,13 +1,28 @@
 // The finance page: sign in with a finance API key (scope transactions:read), filter and page the
-// ledger, open a transaction's status history, see the summary per currency with a chart, and
-// download the CSV. Preact + htm, no build step; data only from /v1/transactions*.
+// ledger, open a transaction's status history, see the summary per currency (a chart of succeeded,
+// failed and in-flight money side by side, and the net in/out), and download the CSV. Preact + htm,
+// no build step; data only from /v1/transactions*.
+//
+// Views: the signed-in page is a list of views (VIEWS below), one tab each. To add one (an approval
+// queue, reconciliation reports), write a component taking `{ api, onAuthError }`, add
+// `{ id, label, component }` to VIEWS, and its calls to api.js; the tab bar appears with the second view.
 import { h, render } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
 import { ApiError, financeApi, keyProblemMessage } from './api.js';
 import { AuditTrail } from './audit.js';
-import { drawCurrencyChart } from './charts.js';
-import { formatMoney, formatTime, humanise, shortId, utcInputToIso } from './format.js';
+import { drawCurrencyChart, outcomeOf } from './charts.js';
+import {
+  exponentOf,
+  formatMoney,
+  formatTime,
+  groupDigits,
+  humanise,
+  majorToMinor,
+  minorToDecimal,
+  shortId,
+  utcInputToIso,
+} from './format.js';
 import { ApprovalQueue, ReconciliationRuns } from './operations.js';
 
 const html = htm.bind(h);
@@ -45,21 +60,57 @@ const EMPTY_FILTERS = {
   limit: '25',
 };
 
-/** The form's strings → query parameters of the finance API (dates read as UTC). */
+/**
+ * The currencies present in the ledger and their minor-unit digits, from an unfiltered summary
+ * (whose decimals the gateway writes with each currency's exponent, src/common/money.ts):
+ * `[{code, exponent}]`, sorted. A currency the gateway has no exponent for is left out.
+ */
+function currenciesOf(summary) {
+  const found = new Map();
+  for (const row of summary?.totals ?? []) {
+    const exponent = exponentOf(row.amountDecimal);
+    if (exponent !== null && !found.has(row.currency)) found.set(row.currency, exponent);
+  }
+  return [...found].map(([code, exponent]) => ({ code, exponent })).sort((a, b) => a.code.localeCompare(b.code));
+}
+
+/**
+ * The amount bounds of the form (major units of its currency) → minor units, or a RangeError
+ * naming the field. Amounts need a currency: digits mean nothing without its exponent.
+ */
+function amountBounds(form, currencies) {
+  const bounds = {};
+  for (const [name, label] of [
+    ['amountMin', 'Min amount'],
+    ['amountMax', 'Max amount'],
+  ]) {
+    if (!String(form[name] ?? '').trim()) continue;
+    const currency = currencies.find((c) => c.code === form.currency);
+    if (!currency) throw new RangeError(`${label}: choose a currency first`);
+    try {
+      bounds[name] = majorToMinor(form[name], currency.exponent);
+    } catch (error) {
+      throw new RangeError(`${label}: ${error.message} in ${currency.code}`);
+    }
+  }
+  return bounds;
+}
+
+/** The applied form → query parameters of the finance API (dates read as UTC, amounts in minor units). */
 function queryFilters(form) {
   return {
     kind: form.kind,
     status: form.status,
     direction: form.direction,
-    currency: form.currency.trim().toUpperCase(),
+    currency: form.currency,
     customerId: form.customerId.trim(),
     cardId: form.cardId.trim(),
     beneficiaryId: form.beneficiaryId.trim(),
     reference: form.reference.trim(),
     from: utcInputToIso(form.from),
     to: utcInputToIso(form.to),
-    amountMin: form.amountMin.trim(),
-    amountMax: form.amountMax.trim(),
+    amountMin: form.amountMinMinor ?? '',
+    amountMax: form.amountMaxMinor ?? '',
   };
 }
 
@@ -137,12 +188,14 @@ function Select({ label, name, value, options, onChange, allLabel = 'Any' }) {
   </label>`;
 }
 
-function Field({ label, name, value, onChange, type = 'text', placeholder = '', hint }) {
+function Field({ label, name, value, onChange, type = 'text', placeholder = '', hint, inputMode, disabled }) {
   return html`<label>
     ${label}
     <input
       name=${name}
       type=${type}
+      inputmode=${inputMode}
+      disabled=${disabled}
       value=${value}
       placeholder=${placeholder}
       title=${hint}
@@ -152,17 +205,33 @@ function Field({ label, name, value, onChange, type = 'text', placeholder = '', 
   </label>`;
 }
 
-function Filters({ applied, onApply, onDownload, downloading }) {
+function Filters({ applied, currencies, onApply, onDownload, downloading }) {
   const [form, setForm] = useState(applied);
+  const [formError, setFormError] = useState(null);
   const set = (name, value) => setForm((f) => ({ ...f, [name]: value }));
+  /** The form with its amounts in minor units, or null (and the reason shown) when one is not an amount. */
+  const checked = () => {
+    try {
+      const bounds = amountBounds(form, currencies);
+      setFormError(null);
+      return { ...form, amountMinMinor: bounds.amountMin, amountMaxMinor: bounds.amountMax };
+    } catch (error) {
+      setFormError(error);
+      return null;
+    }
+  };
   const submit = (event) => {
     event.preventDefault();
-    onApply(form);
+    const filters = checked();
+    if (filters) onApply(filters);
   };
   const reset = () => {
     setForm(EMPTY_FILTERS);
+    setFormError(null);
     onApply(EMPTY_FILTERS);
   };
+  const currency = currencies.find((c) => c.code === form.currency);
+  const unit = currency ? `${currency.code}, ${currency.exponent} decimals` : 'choose a currency';
   return html`<form class="filters" onSubmit=${submit} data-testid="filters">
     <div class="filter-grid">
       <${Select} label="Kind" name="kind" value=${form.kind} options=${KINDS} onChange=${set} />
@@ -174,23 +243,32 @@ function Filters({ applied, onApply, onDownload, downloading }) {
         options=${['credit', 'debit']}
         onChange=${set}
       />
-      <${Field} label="Currency" name="currency" value=${form.currency} placeholder="USD" onChange=${set} />
+      <${Select}
+        label="Currency"
+        name="currency"
+        value=${form.currency}
+        options=${currencies.map((c) => c.code)}
+        onChange=${set}
+      />
       <${Field} label="From (UTC)" name="from" type="datetime-local" value=${form.from} onChange=${set} />
       <${Field} label="To (UTC, exclusive)" name="to" type="datetime-local" value=${form.to} onChange=${set} />
       <${Field}
-        label="Min amount (minor units)"
+        label=${`Min amount (${unit})`}
         name="amountMin"
-        type="number"
+        inputMode="decimal"
         value=${form.amountMin}
-        hint="Integer minor units: 150000 = 1,500.00 USD"
+        placeholder=${currency ? '1500.00' : ''}
+        hint="In major units of the currency: 1500.50 USD, 1500 JPY"
+        disabled=${!currency && !form.amountMin}
         onChange=${set}
       />
       <${Field}
-        label="Max amount (minor units)"
+        label=${`Max amount (${unit})`}
         name="amountMax"
-        type="number"
+        inputMode="decimal"
         value=${form.amountMax}
-        hint="Integer minor units, inclusive"
+        hint="In major units of the currency, inclusive"
+        disabled=${!currency && !form.amountMax}
         onChange=${set}
       />
       <${Field} label="Customer id" name="customerId" value=${form.customerId} onChange=${set} />
@@ -222,11 +300,15 @@ function Filters({ applied, onApply, onDownload, downloading }) {
         class="secondary"
         data-testid="download-csv"
         disabled=${downloading}
-        onClick=${() => onDownload(form)}
+        onClick=${() => {
+          const filters = checked();
+          if (filters) onDownload(filters);
+        }}
       >
         ${downloading ? 'Preparing CSV…' : 'Download CSV'}
       </button>
     </div>
+    <${ErrorBox} error=${formError} testId="filter-error" />
   </form>`;
 }
 
@@ -237,19 +319,21 @@ function StatusBadge({ status }) {
 function TransactionsTable({ rows, selectedId, onOpen }) {
   if (rows.length === 0)
     return html`<p class="empty" data-testid="no-transactions">No transactions match these filters.</p>`;
-  return html`<table class="transactions" data-testid="transactions">
+  // The columns that matter first (the first one stays in view while the rest scroll sideways
+  // inside .table-scroll): when, what, how it ended, how much, and the way into its history.
+  return html`<div class="table-scroll" data-testid="transactions-scroll"><table class="transactions" data-testid="transactions">
     <thead>
       <tr>
-        <th>Created</th>
+        <th class="pin">Created</th>
         <th>Kind</th>
-        <th>Direction</th>
         <th>Status</th>
         <th class="num">Amount</th>
+        <th></th>
+        <th>Direction</th>
         <th class="num">Fee</th>
         <th>Reference</th>
         <th>Customer</th>
         <th>Description</th>
-        <th></th>
       </tr>
     </thead>
     <tbody>
@@ -261,24 +345,24 @@ function TransactionsTable({ rows, selectedId, onOpen }) {
             data-id=${t.id}
             class=${t.id === selectedId ? 'selected' : ''}
           >
-            <td>${formatTime(t.createdAt)}</td>
+            <td class="pin">${formatTime(t.createdAt)}</td>
             <td>${humanise(t.kind)}</td>
-            <td>${t.direction}</td>
             <td><${StatusBadge} status=${t.status} /></td>
             <td class="num">${formatMoney(t.amount, t.currency, t.amountDecimal)}</td>
-            <td class="num">${formatMoney(t.fee, t.currency, t.feeDecimal, t.amountDecimal)}</td>
-            <td class="reference" title=${t.reference}><code>${t.reference}</code></td>
-            <td title=${t.customerId ?? ''}><code>${shortId(t.customerId)}</code></td>
-            <td>${t.description ?? ''}</td>
             <td>
               <button type="button" class="link" data-testid="open-history" onClick=${() => onOpen(t.id)}>
                 History
               </button>
             </td>
+            <td>${t.direction}</td>
+            <td class="num">${formatMoney(t.fee, t.currency, t.feeDecimal, t.amountDecimal)}</td>
+            <td class="reference" title=${t.reference}><code>${t.reference}</code></td>
+            <td title=${t.customerId ?? ''}><code>${shortId(t.customerId)}</code></td>
+            <td class="description" title=${t.description ?? ''}>${t.description ?? ''}</td>
           </tr>`,
       )}
     </tbody>
-  </table>`;
+  </table></div>`;
 }
 
 function DetailRow({ label, children }) {
@@ -350,7 +434,7 @@ function TransactionDetail({ api, id, onClose, onAuthError }) {
           <${DetailRow} label="Completed">${formatTime(t.completedAt)}<//>
         </dl>
         <h3>Status history</h3>
-        <table class="history" data-testid="status-history">
+        <div class="table-scroll"><table class="history" data-testid="status-history">
           <thead>
             <tr>
               <th>At</th>
@@ -370,7 +454,7 @@ function TransactionDetail({ api, id, onClose, onAuthError }) {
                 </tr>`,
             )}
           </tbody>
-        </table>`
+        </table></div>`
     }
   </section>`;
 }
@@ -388,7 +472,47 @@ function CurrencyChart({ currency, totals }) {
   </div>`;
 }
 
-function Summary({ summary, error, loading }) {
+/**
+ * Succeeded money per currency from two summaries of the same filters, one per direction: `{USD:
+ * {in, out, net}}` as decimal strings with the currency's digits (exact, BigInt). Only `success`
+ * rows count: money that failed or is still in flight has not moved.
+ */
+function netFlows(flows) {
+  const sums = new Map();
+  for (const [side, summary] of [
+    ['in', flows?.credit],
+    ['out', flows?.debit],
+  ]) {
+    for (const row of summary?.totals ?? []) {
+      if (row.status !== 'success') continue;
+      const entry = sums.get(row.currency) ?? { in: 0n, out: 0n, exponent: exponentOf(row.amountDecimal) ?? 0 };
+      entry[side] += BigInt(row.amount);
+      sums.set(row.currency, entry);
+    }
+  }
+  const result = {};
+  for (const [currency, { in: credit, out: debit, exponent }] of sums) {
+    result[currency] = {
+      in: minorToDecimal(credit, exponent),
+      out: minorToDecimal(debit, exponent),
+      net: minorToDecimal(credit - debit, exponent),
+    };
+  }
+  return result;
+}
+
+function NetFlow({ currency, flow }) {
+  const shown = flow ?? { in: null, out: null, net: null };
+  const money = (decimal) => (decimal === null ? '—' : `${groupDigits(decimal)} ${currency}`);
+  return html`<dl class="net" data-testid="net-flow" data-currency=${currency}>
+    <div><dt>In (succeeded)</dt><dd data-testid="net-in">${money(shown.in)}</dd></div>
+    <div><dt>Out (succeeded)</dt><dd data-testid="net-out">${money(shown.out)}</dd></div>
+    <div><dt>Net</dt><dd data-testid="net-net">${money(shown.net)}</dd></div>
+  </dl>`;
+}
+
+function Summary({ summary, flows, error, loading }) {
+  const net = netFlows(flows);
   const byCurrency = new Map();
   for (const row of summary?.totals ?? []) {
     if (!byCurrency.has(row.currency)) byCurrency.set(row.currency, []);
@@ -418,12 +542,14 @@ function Summary({ summary, error, loading }) {
         const rows = byCurrency.get(currency);
         return html`<article key=${currency} class="currency" data-testid="summary-currency" data-currency=${currency}>
           <h3>${currency}</h3>
+          <${NetFlow} currency=${currency} flow=${net[currency]} />
           <${CurrencyChart} currency=${currency} totals=${rows} />
-          <table class="totals">
+          <div class="table-scroll"><table class="totals">
             <thead>
               <tr>
                 <th>Kind</th>
                 <th>Status</th>
+                <th>Outcome</th>
                 <th class="num">Count</th>
                 <th class="num">Amount</th>
                 <th class="num">Fees</th>
@@ -435,21 +561,21 @@ function Summary({ summary, error, loading }) {
                   html`<tr key=${r.kind + r.status} data-testid="summary-row">
                     <td>${humanise(r.kind)}</td>
                     <td><${StatusBadge} status=${r.status} /></td>
+                    <td>${outcomeOf(r.status).label}</td>
                     <td class="num">${r.count}</td>
                     <td class="num">${formatMoney(r.amount, currency, r.amountDecimal)}</td>
                     <td class="num">${formatMoney(r.fee, currency, r.feeDecimal, r.amountDecimal)}</td>
                   </tr>`,
               )}
             </tbody>
-          </table>
+          </table></div>
         </article>`;
       })}
     </div>
   </section>`;
 }
 
-function Dashboard({ apiKey, onSignOut }) {
-  const api = useRef(financeApi(apiKey)).current;
+function LedgerView({ api, apiKey, onAuthError }) {
   const [filters, setFilters] = useState(EMPTY_FILTERS);
   // Bumped by every "Apply", so that applying the same filters again reloads.
   const [version, setVersion] = useState(0);
@@ -459,19 +585,21 @@ function Dashboard({ apiKey, onSignOut }) {
   const [summary, setSummary] = useState({ key: null, value: null, error: null });
   const [selectedId, setSelectedId] = useState(null);
   const [download, setDownload] = useState({ busy: false, message: null, error: null });
-  const [tab, setTab] = useState('transactions');
+  // The currencies of the whole ledger (for the currency select and the amounts' exponent).
+  const [currencies, setCurrencies] = useState([]);
+  // Summaries of the same filters per direction, for the net in/out per currency.
+  const [flows, setFlows] = useState({ key: null, credit: null, debit: null });
 
-  /** A 401/403 while signed in: the key was revoked or changed; back to sign-in. */
-  const onAuthError = useCallback(
-    (error) => {
-      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
-        onSignOut(keyProblemMessage(error));
-        return true;
-      }
-      return false;
-    },
-    [onSignOut],
-  );
+  useEffect(() => {
+    let live = true;
+    api
+      .summary({})
+      .then((all) => live && setCurrencies(currenciesOf(all)))
+      .catch((error) => live && onAuthError(error));
+    return () => {
+      live = false;
+    };
+  }, [api]);
 
   // Each answer remembers the request it answers; until the current request's answer is in,
   // the list (or summary) is loading, so stale rows are never shown as current.
@@ -505,6 +633,17 @@ function Dashboard({ apiKey, onSignOut }) {
     };
   }, [summaryKey]);
 
+  useEffect(() => {
+    let live = true;
+    const base = queryFilters(filters);
+    Promise.all([api.summary({ ...base, direction: 'credit' }), api.summary({ ...base, direction: 'debit' })])
+      .then(([credit, debit]) => live && setFlows({ key: summaryKey, credit, debit }))
+      .catch((error) => live && !onAuthError(error) && setFlows({ key: summaryKey, credit: null, debit: null }));
+    return () => {
+      live = false;
+    };
+  }, [summaryKey]);
+
   const apply = (form) => {
     setFilters({ ...form });
     setVersion((v) => v + 1);
@@ -531,26 +670,15 @@ function Dashboard({ apiKey, onSignOut }) {
   };
 
   const pageNumber = cursors.length;
-  return html`<div class="dashboard">
-    <header class="top">
-      <h1>Finance</h1>
-      <nav class="tabs" aria-label="Views">
-        <button type="button" class=${tab === 'transactions' ? '' : 'secondary'} onClick=${() => setTab('transactions')}>
-          Transactions
-        </button>
-        <button type="button" class=${tab === 'audit' ? '' : 'secondary'} onClick=${() => setTab('audit')} data-testid="audit-tab">
-          Audit trail
-        </button>
-      </nav>
-      <button type="button" class="secondary" onClick=${() => onSignOut(null)} data-testid="sign-out">Sign out</button>
-    </header>
-    ${tab === 'audit' ? html`<${AuditTrail} api=${api} />` : transactionsView()}
-  </div>`;
-
-  // The transactions view (a plain function, not a component: its children keep their state across renders).
-  function transactionsView() {
-    return html`<div>
-    <${Filters} applied=${filters} onApply=${apply} onDownload=${downloadCsv} downloading=${download.busy} />
+  return html`<div class="ledger">
+    <${Filters}
+      key=${currencies.length}
+      applied=${filters}
+      currencies=${currencies}
+      onApply=${apply}
+      onDownload=${downloadCsv}
+      downloading=${download.busy}
+    />
     ${download.message && html`<p class="notice" role="status" data-testid="download-status">${download.message}</p>`}
     <${ErrorBox} error=${download.error} testId="download-error" />
     <div class="columns">
@@ -596,11 +724,70 @@ function Dashboard({ apiKey, onSignOut }) {
         />`
       }
     </div>
-    <${Summary} summary=${summary.value} error=${summary.error} loading=${summaryLoading} />
+    <${Summary}
+      summary=${summary.value}
+      flows=${flows.key === summaryKey ? flows : null}
+      error=${summary.error}
+      loading=${summaryLoading}
+    />
     <${ApprovalQueue} apiKey=${apiKey} />
     <${ReconciliationRuns} apiKey=${apiKey} />
-    </div>`;
-  }
+  </div>`;
+}
+
+/**
+ * The views of the signed-in page, one tab each (the tab bar shows from two views on). A view is a
+ * component taking `{ api, apiKey, onAuthError }`: `api` is financeApi(key) (api.js), `onAuthError(error)`
+ * sends a refused key back to sign-in and returns true, else false.
+ */
+const VIEWS = [
+  { id: 'ledger', label: 'Ledger', component: LedgerView },
+  { id: 'audit', label: 'Audit trail', component: AuditTrail },
+];
+
+function Dashboard({ apiKey, onSignOut }) {
+  const api = useRef(financeApi(apiKey)).current;
+  const [viewId, setViewId] = useState(VIEWS[0].id);
+
+  /** A 401/403 while signed in: the key was revoked or changed; back to sign-in. */
+  const onAuthError = useCallback(
+    (error) => {
+      if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+        onSignOut(keyProblemMessage(error));
+        return true;
+      }
+      return false;
+    },
+    [onSignOut],
+  );
+
+  const view = VIEWS.find((v) => v.id === viewId) ?? VIEWS[0];
+  return html`<div class="dashboard">
+    <header class="top">
+      <h1>Finance</h1>
+      <button type="button" class="secondary" onClick=${() => onSignOut(null)} data-testid="sign-out">Sign out</button>
+    </header>
+    ${
+      VIEWS.length > 1 &&
+      html`<nav class="tabs" role="tablist" aria-label="Views">
+        ${VIEWS.map(
+          (v) =>
+            html`<button
+              key=${v.id}
+              type="button"
+              role="tab"
+              aria-selected=${v.id === view.id ? 'true' : 'false'}
+              class=${v.id === view.id ? 'tab active' : 'tab'}
+              data-testid=${`tab-${v.id}`}
+              onClick=${() => setViewId(v.id)}
+            >
+              ${v.label}
+            </button>`,
+        )}
+      </nav>`
+    }
+    <${view.component} key=${view.id} api=${api} apiKey=${apiKey} onAuthError=${onAuthError} />
+  </div>`;
 }
 
 function App() {

@@ -66,3 +66,23 @@ export function humanise(word) {
 export function shortId(id) {
   return id ? String(id).slice(0, 8) : '—';
 }
+
+/**
+ * An amount typed in major units ("1500", "1,500.5", "12.34") → integer minor units as a string,
+ * exactly (text and BigInt, no float), with the currency's `exponent` (2 for USD, 0 for JPY, 3 for
+ * KWD). "" stays "". Throws a RangeError naming the problem for anything else, or for more decimals
+ * than the currency has.
+ */
+export function majorToMinor(text, exponent) {
+  const value = String(text ?? '')
+    .trim()
+    .replace(/,/g, '');
+  if (value === '') return '';
+  const match = /^(\d+)(?:\.(\d*))?$/.exec(value);
+  if (!match) throw new RangeError(`"${text}" is not an amount`);
+  const fraction = match[2] ?? '';
+  if (fraction.length > exponent) {
+    throw new RangeError(`"${text}" has more than ${exponent} decimal${exponent === 1 ? '' : 's'}`);
+  }
+  return BigInt(match[1] + fraction.padEnd(exponent, '0')).toString();
+}

@@ -7,12 +7,12 @@ import {
   NestInterceptor,
   UseInterceptors,
 } from '@nestjs/common';
-import { ApiConflictResponse, ApiHeader } from '@nestjs/swagger';
+import { ApiHeader } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import type { AuthenticatedClient } from '../../auth/auth.decorators';
+import { ApiProblem } from '../api-responses';
 import { DomainError, ErrorCode } from '../errors';
-import { ProblemDto } from '../problem.dto';
 import { IdempotencyService, requestFingerprint } from './idempotency.service';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -65,8 +65,8 @@ export const Idempotent = () =>
       description:
         'Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.',
     }),
-    ApiConflictResponse({
-      type: ProblemDto,
-      description: 'idempotency_key_reused (same key, other body), request_in_progress, or a conflict of the resource.',
-    }),
+    ApiProblem(
+      409,
+      'idempotency_key_reused (same key, other body), request_in_progress, or a conflict of the resource.',
+    ),
   );
