@@ -17,6 +17,7 @@ import { DatabaseModule } from './database/database.module';
 import { FinancePageModule } from './finance-page/finance-page.module';
 import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { loggerOptions } from './logging';
 import { MetricsModule } from './metrics/metrics.module';
 import { OutboundModule } from './outbound/outbound.module';
@@ -54,6 +55,7 @@ export class AppModule {
             storage: new FixedWindowThrottlerStorage(),
           }),
         }),
+        LifecycleModule,
         DatabaseModule,
         MetricsModule,
         AuthModule,

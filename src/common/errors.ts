@@ -26,6 +26,8 @@ export enum ErrorCode {
   /** The provider's answer states another amount or currency than was asked (DESIGN.md "Money guards at the border"). */
   ProviderAmountMismatch = 'provider_amount_mismatch',
   InternalError = 'internal_error',
+  /** The instance is closing (rolling deploy): retry, another instance answers. */
+  ShuttingDown = 'shutting_down',
 }
 
 /**
@@ -51,6 +53,7 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> =
   [ErrorCode.InternalError]: { status: 500, title: 'Internal server error' },
   [ErrorCode.ProviderUnavailable]: { status: 502, title: 'Provider unavailable' },
   [ErrorCode.ProviderTimeout]: { status: 504, title: 'Provider timeout' },
+  [ErrorCode.ShuttingDown]: { status: 503, title: 'Service shutting down' },
   [ErrorCode.ProviderAmountMismatch]: { status: 502, title: 'Provider answered another amount than was asked' },
 };
 

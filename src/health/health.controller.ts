@@ -4,6 +4,7 @@ import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs
 import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/auth.decorators';
 import { PrismaService } from '../database/prisma.service';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { MetricsService } from '../metrics/metrics.service';
 
 /** Liveness, readiness (@nestjs/terminus) and Prometheus metrics; no client key needed. */
@@ -16,6 +17,7 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly prisma: PrismaService,
     private readonly metrics: MetricsService,
+    private readonly shutdown: ShutdownService,
   ) {}
 
   @Get('health/live')
@@ -28,11 +30,18 @@ export class HealthController {
 
   @Get('health/ready')
   @HealthCheck()
-  @ApiOperation({ summary: 'Readiness: the database answers' })
+  @ApiOperation({ summary: 'Readiness: the instance is not shutting down and the database answers' })
   @ApiOkResponse({ description: 'The database is reachable.' })
-  @ApiServiceUnavailableResponse({ description: 'The database is not reachable.' })
+  @ApiServiceUnavailableResponse({
+    description: 'The instance is shutting down (from the stop signal on), or the database is not reachable.',
+  })
   ready() {
     return this.health.check([
+      () => {
+        const indicator = this.indicators.check('shutdown');
+        const phase = this.shutdown.phase;
+        return phase === 'serving' ? indicator.up() : indicator.down({ phase });
+      },
       () =>
         this.indicators
           .check('database')

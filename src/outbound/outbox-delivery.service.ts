@@ -1,6 +1,7 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { Env } from '../config/env';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { afterFailedAttempt } from './delivery-schedule';
 import { ClaimedMessage, OutboxRepository } from './outbox.repository';
@@ -43,7 +44,7 @@ const USER_AGENT = 'wallet-gateway-webhooks/1';
  * message ids, never the URL or the secret.
  */
 @Injectable()
-export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDestroy {
+export class OutboxDeliveryService implements OnApplicationBootstrap {
   private readonly logger = new Logger('Outbox');
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
@@ -53,14 +54,17 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
     private readonly outbox: OutboxRepository,
     private readonly config: ConfigService<Env, true>,
     private readonly metrics: MetricsService,
-  ) {}
+    shutdown: ShutdownService,
+  ) {
+    shutdown.register('drain', 'outbox pass', () => this.stop());
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.get('JOBS_ENABLED', { infer: true })) this.schedule(0);
   }
 
-  /** Stops the poller and waits for a pass in flight (before the database closes). */
-  async onModuleDestroy(): Promise<void> {
+  /** Shutdown stage `drain`: stops the poller and waits for a pass in flight (before the pools close). */
+  private async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import * as fastq from 'fastq';
 import { type BackoffSchedule, backoffDelayMs } from '../common/backoff';
@@ -9,6 +9,7 @@ import { storableJson, storableText, TooDeepError } from '../common/storable-tex
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma, type TransactionKind, type TransactionStatus, type WebhookEvent } from '../generated/prisma/client';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
@@ -103,7 +104,7 @@ function keyPart(value: unknown): string {
  * (a collection paid: matched by the collection's provider id or the reference the gateway sent).
  */
 @Injectable()
-export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
+export class WebhooksService implements OnModuleInit {
   private readonly logger = new Logger('Webhooks');
 
   private readonly queue: fastq.queueAsPromised<WebhookEvent, WebhookOutcome>;
@@ -121,6 +122,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     private readonly handlers: WebhookHandlerRegistry,
     private readonly config: ConfigService<Env, true>,
     private readonly metrics: MetricsService,
+    shutdown: ShutdownService,
   ) {
     this.queue = fastq.promise(
       (row: WebhookEvent) => this.process(row),
@@ -130,6 +132,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     this.queueLimit = config.get('WEBHOOK_APPLY_QUEUE_LIMIT', { infer: true });
     this.inbox = new InboxWriter(prisma);
     metrics.webhookQueueDepth = () => this.queue.length() + this.queue.running();
+    // After the HTTP server has closed (no new callbacks), before pg-boss and the pools.
+    shutdown.register('drain', 'webhook apply queue', () => this.stop());
   }
 
   /** Registers the ledger events (payouts, deposits) this module applies itself. */
@@ -275,7 +279,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Shutdown stage `drain`: recovery passes take no new batch; what is queued is applied. */
+  private async stop(): Promise<void> {
     this.stopping = true;
     await this.drain();
   }

@@ -2,6 +2,7 @@ import type { Provider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { PrismaService } from '../../src/database/prisma.service';
+import { ShutdownService } from '../../src/lifecycle/shutdown.service';
 import { createTestDatabase, type TestDatabase } from './database';
 
 /** A medium spec's world: real providers over the file's own migrated database, no HTTP. */
@@ -21,6 +22,7 @@ export async function mediumWorld(providers: Provider[], env: Record<string, unk
   const moduleRef = await Test.createTestingModule({
     providers: [
       { provide: ConfigService, useValue: new ConfigService({ DATABASE_URL: db.url, ...env }) },
+      ShutdownService,
       PrismaService,
       ...providers,
     ],
