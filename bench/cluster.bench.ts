@@ -255,7 +255,7 @@ async function main(): Promise<void> {
         const card = await fetch(`${lb}/v1/cards`, {
           method: 'POST',
           headers: { ...auth(keys[0]), 'idempotency-key': randomUUID() },
-          body: JSON.stringify({ customerId, brand: 'visa', amount: 500_000 }),
+          body: JSON.stringify({ customerId, brand: 'visa', amount: 200_000 }),
         });
         if (card.status !== 201) throw new Error(`card ${card.status} ${await card.text()}`);
         cards.push(((await card.json()) as { id: string }).id);
@@ -288,7 +288,8 @@ async function main(): Promise<void> {
         bump(tally.byStatus, res.status);
         const text = await res.text();
         const json = text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : {};
-        if (res.status >= 500) bump(tally.fiveXx, `${res.status} ${typeof json.code === 'string' ? json.code : 'no code'}`);
+        if (res.status >= 500)
+          bump(tally.fiveXx, `${res.status} ${typeof json.code === 'string' ? json.code : 'no code'}`);
         return { status: res.status, json };
       } catch (error) {
         const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
@@ -315,10 +316,13 @@ async function main(): Promise<void> {
     };
 
     const deadline = Date.now() + SECONDS * 1000;
+    /** Traffic runs until the deadline and until the chaos has run its course (restarts take their time). */
+    let chaosDone = false;
+    const running = () => Date.now() < deadline || !chaosDone;
     let seq = 0;
     const client = async (n: number) => {
       const key = keys[n % keys.length];
-      while (Date.now() < deadline) {
+      while (running()) {
         const roll = Math.random();
         if (roll < 0.4) await call('GET', '/v1/transactions?limit=20', key);
         else if (roll < 0.5) await call('GET', '/v1/customers?limit=20', key);
@@ -334,7 +338,7 @@ async function main(): Promise<void> {
           const payee = payees[n % payees.length];
           const payout = await moneyCall('/v1/payouts', key, { ...payee, amount: 1000, description: `bench ${n}` });
           if (payout?.status === 201) await moneyCall(`/v1/payouts/${String(payout.json.id)}/confirm`, key, undefined);
-        } else await moneyCall(`/v1/cards/${cards[n % cards.length]}/top-ups`, key, { amount: 100 });
+        } else await moneyCall(`/v1/cards/${cards[n % cards.length]}/top-ups`, key, { amount: 500 });
         await sleep(50);
       }
     };
@@ -343,7 +347,7 @@ async function main(): Promise<void> {
     const prober = async () => {
       const gap = 60_000 / (2 * KEY_LIMIT);
       const batch = Math.max(1, Math.ceil(10 / gap));
-      while (Date.now() < deadline) {
+      while (running()) {
         const started = Date.now();
         await Promise.all(
           Array.from({ length: batch }, async () => {
@@ -392,11 +396,16 @@ async function main(): Promise<void> {
       await stopInstance(1, 'SIGKILL');
       await startInstance(1);
       note('gateway2 ready again');
+      chaosDone = true;
     };
 
     say(`running ${CLIENTS} clients for ${SECONDS} s through HAProxy on ${lb} (3 instances)…`);
     const started = Date.now();
-    await Promise.all([chaos(), prober(), ...Array.from({ length: CLIENTS }, (_, n) => client(n))]);
+    await Promise.all([
+      chaos().finally(() => (chaosDone = true)),
+      prober(),
+      ...Array.from({ length: CLIENTS }, (_, n) => client(n)),
+    ]);
     const elapsed = (Date.now() - started) / 1000;
 
     // Settle: the simulator completes what it holds; callbacks and reconciliation land.

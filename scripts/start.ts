@@ -151,7 +151,7 @@ async function main(): Promise<void> {
     logFile,
   );
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/health/ready`, gateway, 'gateway');
+  await waitFor(`${url}/health/ready`, gateway, 'gateway', 120_000);
 
   const prisma = new PrismaClient({ adapter: createPgAdapter(databaseUrl, 1) });
   await prisma.apiClient.updateMany({
