@@ -4,13 +4,20 @@
  *  2. migrations (prisma migrate deploy);
  *  3. the provider simulator on SIMULATOR_PORT (default 4010), unless PROVIDER_BASE_URL is set;
  *  4. the gateway (compiled with tsc, run as `node dist/main.js`) on PORT (default 3000);
- *  5. a demo API key with every scope, printed with the URLs.
- * Ctrl-C stops all of it.
+ *  5. a demo API key with every scope, printed last with the URLs.
+ * The gateway logs to a file (LOG_FILE, default `gateway.log` in the checkout's state folder,
+ * src/cli/local-state.ts), the simulator to `simulator.log` there; the simulator keeps its records
+ * in `simulator-state.json` there, across restarts. The embedded database's URL is written to
+ * `database-url` there while this runs, for `npm run api-key`. Ctrl-C, SIGTERM or SIGHUP stops all
+ * of it (gateway, simulator, then PostgreSQL), as does the death of the parent `npm` process.
  */
 import 'dotenv/config';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { createApiClient } from '../src/auth/api-clients.repository';
 import { DEMO_SCOPES } from '../src/auth/scopes';
+import { localStateDir } from '../src/cli/local-state';
 import { createPgAdapter } from '../src/database/prisma.service';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { developmentPiiKeys } from './lib/dev-pii-key';
@@ -20,6 +27,8 @@ import { migrateDatabase } from './lib/migrate';
 const DEMO_CLIENT_NAME = 'demo (npm start)';
 const children: ChildProcess[] = [];
 let embedded: EmbeddedDatabase | undefined;
+const stateDir = localStateDir();
+const databaseUrlFile = path.join(stateDir, 'database-url');
 
 function log(message: string): void {
   process.stdout.write(`[start] ${message}\n`);
@@ -40,8 +49,10 @@ async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs
   throw new Error(`${what} did not answer at ${url} within ${timeoutMs} ms`);
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv, name: string): ChildProcess {
-  const child = spawn(command, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, name: string, logFile: string): ChildProcess {
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(command, args, { env, stdio: ['ignore', out, 'inherit'] });
+  fs.closeSync(out);
   child.on('exit', (code, signal) => {
     if (!stopping) {
       log(`${name} stopped (${signal ?? code}); shutting down`);
@@ -60,13 +71,24 @@ async function shutdown(code: number): Promise<void> {
   await Promise.all(
     children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : Promise.resolve(null))),
   );
+  fs.rmSync(databaseUrlFile, { force: true });
   if (embedded) await embedded.stop();
   process.exit(code);
 }
 
 async function main(): Promise<void> {
-  process.on('SIGINT', () => void shutdown(0));
-  process.on('SIGTERM', () => void shutdown(0));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      if (!stopping) log(`${signal}: stopping the gateway, the simulator and the database`);
+      void shutdown(0);
+    });
+  }
+  // `npm start` killed on its own (its shell gone, SIGKILL): stop everything rather than leave orphans.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown(0);
+  }, 1000).unref();
+  fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
 
   const port = Number(process.env.PORT ?? 3000);
   let databaseUrl = process.env.DATABASE_URL;
@@ -74,6 +96,7 @@ async function main(): Promise<void> {
     log('DATABASE_URL not set: starting an embedded PostgreSQL');
     embedded = await startEmbeddedDatabase({ persistent: true, port: Number(process.env.EMBEDDED_PG_PORT ?? 54329) });
     databaseUrl = withDatabase(embedded.url, 'wallet_gateway');
+    fs.writeFileSync(databaseUrlFile, `${databaseUrl}\n`, { mode: 0o600 });
   }
   log(`database ${databaseUrl.replace(/\/\/([^:@/]+):[^@]*@/, '//$1:***@')}`);
   migrateDatabase(databaseUrl);
@@ -94,8 +117,10 @@ async function main(): Promise<void> {
         PROVIDER_API_KEY: providerApiKey,
         PROVIDER_WEBHOOK_SECRET: webhookSecret,
         SIMULATOR_WEBHOOK_URL: `${process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`}/webhooks/provider`,
+        SIMULATOR_STATE_FILE: process.env.SIMULATOR_STATE_FILE ?? path.join(stateDir, 'simulator-state.json'),
       },
       'simulator',
+      path.join(stateDir, 'simulator.log'),
     );
     await waitFor(`http://127.0.0.1:${simulatorPort}/__admin/state`, sim, 'simulator');
     log(`provider simulator on ${providerBaseUrl}`);
@@ -110,6 +135,7 @@ async function main(): Promise<void> {
   });
   if (build.status !== 0) throw new Error('tsc failed');
 
+  const logFile = process.env.LOG_FILE ?? path.join(stateDir, 'gateway.log');
   const gateway = run(
     process.execPath,
     ['dist/main.js'],
@@ -122,11 +148,15 @@ async function main(): Promise<void> {
       PROVIDER_WEBHOOK_SECRET: webhookSecret,
       PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
       PII_ENCRYPTION_KEYS: pii.keys,
+      LOG_FILE: logFile,
+      // One local instance, no load balancer to wait for: stop at once.
+      SHUTDOWN_DELAY_MS: process.env.SHUTDOWN_DELAY_MS ?? '0',
     },
     'gateway',
+    logFile,
   );
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/health/ready`, gateway, 'gateway');
+  await waitFor(`${url}/health/ready`, gateway, 'gateway', 120_000);
 
   const prisma = new PrismaClient({ adapter: createPgAdapter(databaseUrl, 1) });
   await prisma.apiClient.updateMany({
@@ -145,11 +175,12 @@ async function main(): Promise<void> {
       `  Finance:  ${url}/finance  (sign in with a key holding transactions:read, e.g. the demo key)`,
       `  Health:   ${url}/health/ready    Metrics: ${url}/metrics`,
       `  Provider: ${providerBaseUrl}`,
+      `  Logs:     ${logFile}`,
       `  Demo API key (all scopes but cards:reveal; earlier demo keys are revoked):`,
       `    ${key}`,
       '',
       `  Try: curl -s -H "Authorization: Bearer ${key}" ${url}/v1/customers`,
-      '  Ctrl-C stops everything.',
+      '  Ctrl-C stops everything. Another key: npm run api-key -- create --name NAME --scopes all',
       '',
     ].join('\n'),
   );

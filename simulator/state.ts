@@ -345,6 +345,41 @@ export class SimulatorState {
     Object.assign(this, new SimulatorState(this.now, this.callLogLimit));
   }
 
+  /**
+   * The records, balances and used references as JSON (bigints and Maps tagged), for
+   * SIMULATOR_STATE_FILE: what a restarted simulator must remember so that the gateway's customers
+   * and cards still exist upstream. The call log, faults and scheduled work are not kept.
+   */
+  snapshot(): string {
+    const {
+      calls: _calls,
+      scheduled: _scheduled,
+      now: _now,
+      callLogLimit: _limit,
+      ...kept
+    } = this as unknown as Record<string, unknown>;
+    return JSON.stringify(kept, (_key, value: unknown) => {
+      if (typeof value === 'bigint') return { $bigint: value.toString() };
+      if (value instanceof Map) return { $map: [...value.entries()] };
+      if (value instanceof Set) return { $set: [...value] };
+      return value;
+    });
+  }
+
+  /** Loads a `snapshot()` over the current records (scheduled work and the call log are left as they are). */
+  restore(json: string): void {
+    const kept = JSON.parse(json, (_key, value: unknown) => {
+      if (value && typeof value === 'object') {
+        const tagged = value as { $bigint?: string; $map?: Array<[unknown, unknown]>; $set?: unknown[] };
+        if (typeof tagged.$bigint === 'string') return BigInt(tagged.$bigint);
+        if (Array.isArray(tagged.$map)) return new Map(tagged.$map);
+        if (Array.isArray(tagged.$set)) return new Set(tagged.$set);
+      }
+      return value;
+    }) as Record<string, unknown>;
+    Object.assign(this, kept);
+  }
+
   /** Record counts, for GET /__admin/state. */
   counts(): Record<string, number> {
     return {

@@ -19,6 +19,7 @@ import { DatabaseModule } from './database/database.module';
 import { FinancePageModule } from './finance-page/finance-page.module';
 import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
+import { LifecycleModule } from './lifecycle/lifecycle.module';
 import { loggerOptions } from './logging';
 import { MetricsModule } from './metrics/metrics.module';
 import { OutboundModule } from './outbound/outbound.module';
@@ -56,6 +57,7 @@ export class AppModule {
             storage: new FixedWindowThrottlerStorage(),
           }),
         }),
+        LifecycleModule,
         DatabaseModule,
         PiiModule,
         MetricsModule,

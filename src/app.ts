@@ -7,6 +7,7 @@ import type { RawServerDefault } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { bindRequestContext } from './audit/request-context';
+import { DomainError, ErrorCode } from './common/errors';
 import {
   checkUrlLength,
   clientErrorHandler,
@@ -16,10 +17,15 @@ import {
   MAX_PARAM_LENGTH,
 } from './common/http-limits';
 import { finishOpenApiDocument, operationIdOf } from './common/openapi-document';
+import { sendProblem } from './common/problem-details.filter';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
+import { ShutdownService } from './lifecycle/shutdown.service';
 import { bindRequestLogger, createRootLogger, RequestLogController } from './logging';
 import { MetricsService } from './metrics/metrics.service';
+
+/** Retry-After (seconds) on the 503 a closing instance answers: another instance takes the retry. */
+const SHUTDOWN_RETRY_AFTER_SECONDS = 1;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -66,6 +72,9 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     clientErrorHandler,
+    // While closing, requests still arriving on open connections are answered by our own hook
+    // below (problem+json with Retry-After), not by Fastify's plain 503.
+    return503OnClosing: false,
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(), adapter, {
     bufferLogs: options.bufferLogs ?? true,
@@ -88,12 +97,21 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
       return defaultJson(request, body.toString('utf8'), done);
     },
   );
-  app.enableShutdownHooks();
+  // No Nest signal hooks: main.ts stops the app in order on SIGTERM (lifecycle/stop-signals.ts).
 
   const fastify = app.getHttpAdapter().getInstance();
   bindRequestLogger(fastify);
   bindRequestContext(fastify);
   const metrics = app.get(MetricsService);
+  const shutdown = app.get(ShutdownService);
+  // Closing (after SHUTDOWN_DELAY_MS): a request that still reaches this instance, on a connection
+  // opened before, gets 503 `shutting_down` with Retry-After and the connection is closed, so the
+  // client or load balancer retries on another instance. Never a 500, never a reset.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (shutdown.phase !== 'closing') return done();
+    void reply.header('connection', 'close').header('retry-after', String(SHUTDOWN_RETRY_AFTER_SECONDS));
+    sendProblem(reply, request, new DomainError(ErrorCode.ShuttingDown, 'This instance is shutting down; retry.'));
+  });
   // Callback-style hooks: an async hook costs a promise per request on every route.
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);

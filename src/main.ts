@@ -3,6 +3,7 @@ import 'dotenv/config';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app';
 import { validateEnv } from './config/env';
+import { stopOnSignals } from './lifecycle/stop-signals';
 
 /** Production entry point: `node dist/main.js` against whatever the environment points to. */
 async function main(): Promise<void> {
@@ -15,6 +16,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const app = await createApp();
+  stopOnSignals(app, env.SHUTDOWN_DELAY_MS);
   await app.listen({ port: env.PORT, host: env.HOST });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   new Logger('Main').log({ port: env.PORT, startupMs: Math.round(ms) }, `gateway ready on ${await app.getUrl()}`);

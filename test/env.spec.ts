@@ -48,3 +48,22 @@ describe('validateEnv', () => {
     expect(() => validateEnv({ ...valid, RECONCILIATION_CRON: 'nightly' })).toThrow(/RECONCILIATION_CRON is malformed/);
   });
 });
+
+describe('validateEnv: shutdown and connection budget', () => {
+  it('defaults to a 5 s shutdown delay and 10 + 10 + 2 connections with named statements', () => {
+    expect(validateEnv(valid)).toMatchObject({
+      SHUTDOWN_DELAY_MS: 5000,
+      DATABASE_POOL_SIZE: 10,
+      FINANCE_POOL_SIZE: 10,
+      JOBS_POOL_SIZE: 2,
+      PG_NAMED_STATEMENTS: true,
+    });
+  });
+
+  it('reads the pool sizes and the statement switch, and refuses an empty pool', () => {
+    expect(
+      validateEnv({ ...valid, DATABASE_POOL_SIZE: '4', FINANCE_POOL_SIZE: '2', PG_NAMED_STATEMENTS: 'false' }),
+    ).toMatchObject({ DATABASE_POOL_SIZE: 4, FINANCE_POOL_SIZE: 2, PG_NAMED_STATEMENTS: false });
+    expect(() => validateEnv({ ...valid, FINANCE_POOL_SIZE: '0' })).toThrow(/FINANCE_POOL_SIZE is malformed/);
+  });
+});

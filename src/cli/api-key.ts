@@ -8,7 +8,8 @@
  * Creation and revocation each write an audit event (actor `cli`) in the same transaction.
  *
  * In production (no dev dependencies): node dist/cli/api-key.js create --name NAME --scopes all
- * Uses DATABASE_URL (from the environment or .env).
+ * Uses DATABASE_URL (from the environment or .env); without it, the embedded database that
+ * `npm start` runs for this checkout (the URL it wrote under its state folder, local-state.ts).
  */
 import 'dotenv/config';
 import { parseArgs } from 'node:util';
@@ -16,6 +17,7 @@ import { createApiClient, revokeApiClient } from '../auth/api-clients.repository
 import { DEMO_SCOPES, isScope, type Scope, SCOPES } from '../auth/scopes';
 import { createPgAdapter } from '../database/prisma.service';
 import { PrismaClient } from '../generated/prisma/client';
+import { readLocalDatabaseUrl } from './local-state';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -44,7 +46,10 @@ async function main(): Promise<void> {
       json: { type: 'boolean' },
     },
   });
-  const url = process.env.DATABASE_URL ?? fail('DATABASE_URL is not set.');
+  const url =
+    process.env.DATABASE_URL ||
+    readLocalDatabaseUrl() ||
+    fail('DATABASE_URL is not set, and no `npm start` of this checkout is running to take its database from.');
   const prisma = new PrismaClient({ adapter: createPgAdapter(url, 2) });
   try {
     switch (positionals[0]) {

@@ -25,6 +25,7 @@ import { PiiKeyError, PiiKeyRing } from '../common/crypto/pii-key-ring';
 import { formatRotation, rotatePersonalData } from '../common/crypto/pii-rotation';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { WebhookSubscriptionsRepository } from '../outbound/webhook-subscriptions.repository';
 
 function fail(message: string): never {
@@ -49,7 +50,8 @@ async function rotate(batchSize: number, maxBatches: number): Promise<void> {
     if (error instanceof PiiKeyError) fail(`PII_ENCRYPTION_KEYS: ${error.message}`);
     throw error;
   }
-  const prisma = new PrismaService(config);
+  // No Nest application here: the command disconnects the client itself (finally below).
+  const prisma = new PrismaService(config, new ShutdownService());
   try {
     const report = await rotatePersonalData(
       {

@@ -30,6 +30,8 @@ export enum ErrorCode {
   ApproverIsCreator = 'approver_is_creator',
   /** A reconciliation report for the same period is already queued or running. */
   ReconciliationRunInProgress = 'reconciliation_run_in_progress',
+  /** The instance is closing (rolling deploy): retry, another instance answers. */
+  ShuttingDown = 'shutting_down',
 }
 
 /**
@@ -60,6 +62,7 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> =
   [ErrorCode.InternalError]: { status: 500, title: 'Internal server error' },
   [ErrorCode.ProviderUnavailable]: { status: 502, title: 'Provider unavailable' },
   [ErrorCode.ProviderTimeout]: { status: 504, title: 'Provider timeout' },
+  [ErrorCode.ShuttingDown]: { status: 503, title: 'Service shutting down' },
   [ErrorCode.ProviderAmountMismatch]: { status: 502, title: 'Provider answered another amount than was asked' },
 };
 

@@ -278,6 +278,51 @@ export class Env {
   @Matches(/^\S+( \S+){4}$/, { message: 'RECONCILIATION_CRON must be a five-field cron expression' })
   RECONCILIATION_CRON = '30 1 * * *';
 
+  /**
+   * Rolling deploys: after SIGTERM (or SIGINT/SIGHUP) /health/ready answers 503 at once while every
+   * other route keeps serving for this long, in ms (default 5000), so that the load balancer's
+   * health checks take the instance out before it stops accepting. The orchestrator's grace period
+   * must be at least this plus 3 × PROVIDER_TIMEOUT_MS (docs/operations.md "Rolling deploys").
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 5000 : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(600000)
+  SHUTDOWN_DELAY_MS = 5000;
+
+  /**
+   * Connection budget (docs/operations.md): the most connections Prisma's pool (@prisma/adapter-pg)
+   * opens, default 10. Every write and most reads go through it.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 10 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  DATABASE_POOL_SIZE = 10;
+
+  /** Connection budget: the finance reads' own pool (lists, detail, summary, CSV export), default 10. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 10 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  FINANCE_POOL_SIZE = 10;
+
+  /** Connection budget: pg-boss's pool for the background jobs (only with JOBS_ENABLED), default 2. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 2 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  JOBS_POOL_SIZE = 2;
+
+  /**
+   * Whether the finance reads use named (server-side) prepared statements, prepared once per
+   * connection (default true, the fastest). Set false behind PgBouncer in transaction mode before
+   * 1.21 (or without max_prepared_statements): the statements then go unnamed, parsed each time.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? true : value === true || value === 'true'))
+  @IsBoolean()
+  PG_NAMED_STATEMENTS = true;
+
   /** Write JSON log lines to this file instead of stdout (optional). */
   @IsOptional()
   @IsString()

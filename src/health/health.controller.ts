@@ -4,6 +4,7 @@ import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs
 import type { FastifyReply } from 'fastify';
 import { Public } from '../auth/auth.decorators';
 import { ApiProblem } from '../common/api-responses';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { HealthRepository } from './health.repository';
 
@@ -17,6 +18,7 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly database: HealthRepository,
     private readonly metrics: MetricsService,
+    private readonly shutdown: ShutdownService,
   ) {}
 
   @Get('health/live')
@@ -32,11 +34,16 @@ export class HealthController {
 
   @Get('health/ready')
   @HealthCheck({ noCache: true, swaggerDocumentation: false })
-  @ApiProblem(503, 'The database is not reachable.')
-  @ApiOperation({ summary: 'Readiness: the database answers' })
+  @ApiProblem(503, 'The instance is shutting down (from the stop signal on), or the database is not reachable.')
+  @ApiOperation({ summary: 'Readiness: the instance is not shutting down and the database answers' })
   @ApiOkResponse({ description: 'The database is reachable.' })
   ready() {
     return this.health.check([
+      () => {
+        const indicator = this.indicators.check('shutdown');
+        const phase = this.shutdown.phase;
+        return phase === 'serving' ? indicator.up() : indicator.down({ phase });
+      },
       () =>
         this.indicators
           .check('database')

@@ -1,7 +1,8 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import PgBoss from 'pg-boss';
 import type { Env } from '../config/env';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { ExpiryService } from '../reconciliation/expiry.service';
 import { ReconciliationRunsService } from '../reconciliation/reconciliation-runs.service';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
@@ -30,7 +31,7 @@ interface RecurringJob {
  * process stored but did not apply are taken up without waiting for the schedule.
  */
 @Injectable()
-export class JobsService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class JobsService implements OnApplicationBootstrap {
   private readonly logger = new Logger('Jobs');
   private boss?: PgBoss;
 
@@ -40,7 +41,11 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly expiry: ExpiryService,
     private readonly webhooks: WebhooksService,
     private readonly reconciliationRuns: ReconciliationRunsService,
-  ) {}
+    shutdown: ShutdownService,
+  ) {
+    // After the webhook queue and the outbox pass, before the pools: running jobs finish first.
+    shutdown.register('jobs', 'pg-boss', async () => this.boss?.stop({ graceful: true, timeout: 5_000 }));
+  }
 
   get jobs(): RecurringJob[] {
     return [
@@ -59,7 +64,11 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
     if (!this.config.get('JOBS_ENABLED', { infer: true })) return;
     const url = new URL(this.config.get('DATABASE_URL', { infer: true }));
     url.searchParams.delete('schema');
-    this.boss = new PgBoss({ connectionString: url.toString(), max: 2, application_name: 'wallet-gateway-jobs' });
+    this.boss = new PgBoss({
+      connectionString: url.toString(),
+      max: this.config.get('JOBS_POOL_SIZE', { infer: true }),
+      application_name: 'wallet-gateway-jobs',
+    });
     // The error's message and code only: a pg error carries its whole client (connection state, type
     // tables), which would otherwise fill a log line.
     this.boss.on('error', (error: Error & { code?: string }) =>
@@ -93,9 +102,5 @@ export class JobsService implements OnApplicationBootstrap, OnApplicationShutdow
     });
     const resumed = await this.reconciliationRuns.resumeUnfinished();
     if (resumed > 0) this.logger.log({ resumed }, 'unfinished reconciliation runs enqueued again');
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.boss?.stop({ graceful: true, timeout: 5_000 });
   }
 }

@@ -1,9 +1,10 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { Env } from '../config/env';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { afterFailedAttempt } from './delivery-schedule';
 import { guardedLookup, isAllowedAddress, OutboundDns } from './outbound-address';
@@ -45,7 +46,7 @@ const USER_AGENT = 'wallet-gateway-webhooks/1';
  * message ids, never the URL or the secret.
  */
 @Injectable()
-export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDestroy {
+export class OutboxDeliveryService implements OnApplicationBootstrap {
   private readonly logger = new Logger('Outbox');
   private timer?: NodeJS.Timeout;
   private running?: Promise<unknown>;
@@ -60,7 +61,9 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
     private readonly config: ConfigService<Env, true>,
     private readonly metrics: MetricsService,
     dns: OutboundDns,
+    shutdown: ShutdownService,
   ) {
+    shutdown.register('drain', 'outbox pass', () => this.stop());
     this.allowPrivate = config.get('OUTBOUND_ALLOW_PRIVATE', { infer: true });
     const lookup = guardedLookup((host) => dns.resolve(host), this.allowPrivate);
     this.agents = {
@@ -73,8 +76,8 @@ export class OutboxDeliveryService implements OnApplicationBootstrap, OnModuleDe
     if (this.config.get('JOBS_ENABLED', { infer: true })) this.schedule(0);
   }
 
-  /** Stops the poller and waits for a pass in flight (before the database closes). */
-  async onModuleDestroy(): Promise<void> {
+  /** Shutdown stage `drain`: stops the poller and waits for a pass in flight (before the pools close). */
+  private async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;

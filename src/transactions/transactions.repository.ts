@@ -1,11 +1,12 @@
 import type { Readable } from 'node:stream';
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Pool, PoolClient, types as pgTypes } from 'pg';
 import QueryStream from 'pg-query-stream';
 import type { Env } from '../config/env';
 import { Prisma } from '../generated/prisma/client';
 import type { StatusChangeSource, TransactionStatus } from '../generated/prisma/enums';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import type { LedgerRow } from './ledger-row';
 import {
   exportStatement,
@@ -13,6 +14,7 @@ import {
   KeysetPosition,
   listStatement,
   SortOrder,
+  type SqlStatement,
   summaryStatement,
   TransactionFilter,
 } from './transaction-query';
@@ -80,18 +82,29 @@ export function financePoolConfig(connectionString: string, max: number) {
  * that moves a transaction. See `npm run bench:finance` for the numbers.
  */
 @Injectable()
-export class TransactionsRepository implements OnModuleDestroy {
+export class TransactionsRepository {
   private readonly logger = new Logger('TransactionsRepository');
   private readonly pool: Pool;
+  /** PG_NAMED_STATEMENTS: prepare each statement once per connection under its name, or send it unnamed. */
+  private readonly named: boolean;
 
-  constructor(config: ConfigService<Env, true>) {
-    this.pool = new Pool(financePoolConfig(config.get('DATABASE_URL', { infer: true }), 10));
+  constructor(config: ConfigService<Env, true>, shutdown: ShutdownService) {
+    this.pool = new Pool(
+      financePoolConfig(
+        config.get('DATABASE_URL', { infer: true }),
+        config.get('FINANCE_POOL_SIZE', { infer: true }) ?? 10,
+      ),
+    );
+    this.named = config.get('PG_NAMED_STATEMENTS', { infer: true }) ?? true;
     // An idle client losing its connection must not crash the process; the pool replaces it.
     this.pool.on('error', (error) => this.logger.warn({ error: error.message }, 'idle finance connection failed'));
+    // Closed in the last shutdown stage, after the HTTP server's requests have finished.
+    shutdown.register('pools', 'finance pool', () => this.pool.end());
   }
 
-  async onModuleDestroy(): Promise<void> {
-    await this.pool.end();
+  /** The statement as sent: named (prepared once per connection) or, with PG_NAMED_STATEMENTS=false, unnamed. */
+  private statement(statement: SqlStatement): { name?: string; text: string; values: unknown[] } {
+    return this.named ? statement : { text: statement.text, values: statement.values };
   }
 
   /** Connections of the finance pool: total, idle, and requests waiting for one (for health checks and tests). */
@@ -106,18 +119,20 @@ export class TransactionsRepository implements OnModuleDestroy {
     after: KeysetPosition | undefined,
     limit: number,
   ): Promise<LedgerRow[]> {
-    return (await this.pool.query<LedgerRow>(listStatement(filter, order, after, limit))).rows;
+    return (await this.pool.query<LedgerRow>(this.statement(listStatement(filter, order, after, limit)))).rows;
   }
 
   /** The transaction with its history, or undefined. */
   async getWithHistory(id: string): Promise<TransactionWithHistoryRow | undefined> {
-    const { rows } = await this.pool.query<TransactionWithHistoryRow>({ ...GET_WITH_HISTORY, values: [id] });
+    const { rows } = await this.pool.query<TransactionWithHistoryRow>(
+      this.statement({ ...GET_WITH_HISTORY, values: [id] }),
+    );
     return rows[0];
   }
 
   /** Totals per (currency, kind, status), ordered by them. */
   async summary(filter: TransactionFilter): Promise<SummaryRow[]> {
-    return (await this.pool.query<SummaryRow>(summaryStatement(filter))).rows;
+    return (await this.pool.query<SummaryRow>(this.statement(summaryStatement(filter)))).rows;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import * as fastq from 'fastq';
 import { CollectionsService } from '../collections/collections.service';
@@ -9,6 +9,7 @@ import { jsonTooDeep } from '../common/http-limits';
 import { storableJson, storableText, TooDeepError } from '../common/storable-text';
 import type { Env } from '../config/env';
 import type { Prisma, TransactionKind, TransactionStatus, WebhookEvent } from '../generated/prisma/client';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
@@ -112,7 +113,7 @@ function keyPart(value: unknown): string {
  * (a collection paid: matched by the collection's provider id or the reference the gateway sent).
  */
 @Injectable()
-export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
+export class WebhooksService implements OnModuleInit {
   private readonly logger = new Logger('Webhooks');
 
   private readonly queue: fastq.queueAsPromised<WebhookEvent, WebhookOutcome>;
@@ -131,6 +132,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     private readonly handlers: WebhookHandlerRegistry,
     private readonly config: ConfigService<Env, true>,
     private readonly metrics: MetricsService,
+    shutdown: ShutdownService,
   ) {
     this.queue = fastq.promise(
       (row: WebhookEvent) => this.process(row),
@@ -140,6 +142,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     this.queueLimit = config.get('WEBHOOK_APPLY_QUEUE_LIMIT', { infer: true });
     this.inbox = new InboxWriter(repository);
     metrics.webhookQueueDepth = () => this.queue.length() + this.queue.running();
+    // After the HTTP server has closed (no new callbacks), before pg-boss and the pools.
+    shutdown.register('drain', 'webhook apply queue', () => this.stop());
   }
 
   /** Registers the ledger events (payouts, deposits) this module applies itself. */
@@ -283,7 +287,8 @@ export class WebhooksService implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Shutdown stage `drain`: recovery passes take no new batch; what is queued is applied. */
+  private async stop(): Promise<void> {
     this.stopping = true;
     await this.drain();
   }

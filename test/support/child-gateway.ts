@@ -12,12 +12,18 @@ export interface ChildGateway {
   http: () => TestAgent;
   /** SIGKILL, then wait for the process to be gone. */
   kill(): Promise<void>;
+  /** Sends `signal` (e.g. SIGTERM) and returns at once. */
+  signal(signal: NodeJS.Signals): void;
+  /** Resolves when the process has exited: its exit code, or its signal's name. */
+  exited: Promise<number | string>;
+  /** What it wrote to stdout so far (its log lines, at LOG_LEVEL). */
+  stdout(): string;
 }
 
 /**
  * Starts src/main.ts (through test/support/gateway-child.js) on `h`'s database and simulator, with
  * the harness's environment plus `env`, and waits for /health/live.
- * @throws Error when it exits or does not answer within 30 s (its stderr is in the message).
+ * @throws Error when it exits or does not answer within 90 s (its stderr is in the message).
  */
 export async function startChildGateway(h: Harness, env: Record<string, string> = {}): Promise<ChildGateway> {
   const port = await freePort();
@@ -34,15 +40,21 @@ export async function startChildGateway(h: Harness, env: Record<string, string> 
       LOG_LEVEL: 'error',
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`child gateway exited (${child.exitCode}): ${stderr}`);
     try {
@@ -64,6 +76,9 @@ export async function startChildGateway(h: Harness, env: Record<string, string> 
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
+    signal: (signal) => void child.kill(signal),
+    exited,
+    stdout: () => stdout,
   };
 }
 

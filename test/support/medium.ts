@@ -5,6 +5,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { PII_CIPHER_PROVIDER } from '../../src/common/crypto/pii-cipher';
 import { PrismaService } from '../../src/database/prisma.service';
 import type { Transaction, TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
+import { ShutdownService } from '../../src/lifecycle/shutdown.service';
 import { createTestDatabase, type TestDatabase } from './database';
 
 /** A medium spec's world: real providers over the file's own migrated database, no HTTP. */
@@ -24,6 +25,7 @@ export async function mediumWorld(providers: Provider[], env: Record<string, unk
   const moduleRef = await Test.createTestingModule({
     providers: [
       { provide: ConfigService, useValue: new ConfigService({ DATABASE_URL: db.url, ...env }) },
+      ShutdownService,
       PrismaService,
       PII_CIPHER_PROVIDER,
       ...providers,
