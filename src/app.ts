@@ -14,6 +14,7 @@ import {
   jsonTooDeep,
   MAX_PARAM_LENGTH,
 } from './common/http-limits';
+import { bindRequestContext } from './common/request-context';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
 import { bindRequestLogger, createRootLogger, RequestLogController } from './logging';
@@ -88,6 +89,7 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
 
   const fastify = app.getHttpAdapter().getInstance();
   bindRequestLogger(fastify);
+  bindRequestContext(fastify);
   const metrics = app.get(MetricsService);
   // Callback-style hooks: an async hook costs a promise per request on every route.
   fastify.addHook('onRequest', (request, reply, done) => {

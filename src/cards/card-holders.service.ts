@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ConflictError, ErrorCode, FieldError, NotFoundError, ProviderError, ValidationError } from '../common/errors';
+import { ConflictError, FieldError, NotFoundError, providerDidNotAct, ValidationError } from '../common/errors';
 import { CustomersService } from '../customers/customers.service';
 import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import type { CardHolder, Prisma } from '../generated/prisma/client';
@@ -111,7 +111,7 @@ export class CardHoldersService {
         idImage: input.idImage,
       });
     } catch (error) {
-      const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+      const refused = providerDidNotAct(error);
       await this.cards.moveHolder(holder, refused ? 'refuse' : 'lose', {
         failureReason: error instanceof Error ? error.message : String(error),
       });

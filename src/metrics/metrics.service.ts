@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Outcome of one provider call, as recorded in `provider_call_duration_seconds`. */
-export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout';
+export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout' | 'retry_later';
 
 /** Backlogs read from the database at scrape time (counts across every instance). */
 export interface DatabaseBacklog {

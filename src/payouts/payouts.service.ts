@@ -2,13 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
 import { providerCallbackUrl } from '../common/callback-url';
-import {
-  ErrorCode,
-  InvalidStateTransitionError,
-  NotFoundError,
-  ProviderError,
-  ValidationError,
-} from '../common/errors';
+import { InvalidStateTransitionError, NotFoundError, providerDidNotAct, ValidationError } from '../common/errors';
 import { currencyExponent, minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Env } from '../config/env';
@@ -150,8 +144,9 @@ export class PayoutsService {
       });
       return toPayoutDto(transaction);
     } catch (error) {
-      if (error instanceof ProviderError && error.code === ErrorCode.ProviderRejected) {
-        // The provider said no: nothing happened, the payout may be confirmed again.
+      if (providerDidNotAct(error)) {
+        // The provider said no, or the call was never sent (breaker, bulkhead, 429): nothing
+        // happened, the payout may be confirmed again.
         await this.repository.releaseConfirm(id, error.message);
       } else {
         await this.ledger.recordProviderFailure(id, error);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { DomainError, ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../common/errors';
+import { DomainError, InvalidStateTransitionError, NotFoundError, providerDidNotAct } from '../common/errors';
 import { currentIdempotencyClaim, noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
@@ -265,7 +265,7 @@ export class LedgerService {
    * it is, and a 502/504 still names it: `transactionId` and `settlesBy`, without `transactionStatus`.
    */
   async recordProviderFailure(id: string, error: unknown, tx?: Tx): Promise<TransactionStatus> {
-    const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+    const refused = providerDidNotAct(error);
     const mismatch = error instanceof ProviderAmountMismatchError;
     const to: TransactionStatus = refused ? 'failed' : mismatch ? 'needs_review' : 'unknown';
     const { transaction } = await this.transition(id, to, 'api', {
