@@ -47,10 +47,10 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
         const logger = new Logger('ProviderBreaker');
         const resilience = new ProviderResilience(
           {
-            breakerFailures: Number(config.getOrThrow('PROVIDER_BREAKER_FAILURES')),
-            halfOpenAfterMs: Number(config.getOrThrow('PROVIDER_BREAKER_HALF_OPEN_MS')),
-            bulkheadLimit: Number(config.getOrThrow('PROVIDER_BULKHEAD_LIMIT')),
-            bulkheadQueue: Number(config.getOrThrow('PROVIDER_BULKHEAD_QUEUE')),
+            breakerFailures: Number(config.get('PROVIDER_BREAKER_FAILURES') ?? 5),
+            halfOpenAfterMs: Number(config.get('PROVIDER_BREAKER_HALF_OPEN_MS') ?? 10000),
+            bulkheadLimit: Number(config.get('PROVIDER_BULKHEAD_LIMIT') ?? 32),
+            bulkheadQueue: Number(config.get('PROVIDER_BULKHEAD_QUEUE') ?? 64),
           },
           {
             onStateChange: (state) => {
