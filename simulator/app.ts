@@ -153,6 +153,9 @@ export async function buildSimulator(opts: SimulatorOptions): Promise<Simulator>
           path: request.url,
           body: request.body === undefined ? null : structuredClone(request.body),
           at: state.iso(),
+          ...(typeof request.headers['x-request-id'] === 'string'
+            ? { requestId: request.headers['x-request-id'] }
+            : {}),
         });
         const fault = faults.take(operation);
         if (fault?.amountFactor !== undefined) request.body = scaleAmount(request.body, fault.amountFactor);

@@ -9,7 +9,8 @@ import { OPERATIONS } from './operations';
  * - timeout: hold the request (`faultTimeoutMs`, default 60 s; released with a 503 when the server closes);
  * - malformed: 200 with the non-JSON body `<html>oops</html>`;
  * - statusFalse: 200 with `{status:false, message}`;
- * - status: that HTTP status with a NestJS-style body (5xx outage; 4xx provider rejection);
+ * - status: that HTTP status with a NestJS-style body (5xx outage; 4xx provider rejection; 429 rate
+ *   limit), with a `Retry-After: <retryAfter>` header when `retryAfter` (seconds) is given;
  * - amountFactor: the request's `amount` is read multiplied by this factor (a provider reading the
  *   amount in another unit, e.g. 100), so the record, the money moved and the answer carry the
  *   wrong amount; the call log keeps the body as sent. Combines with the kinds above;
@@ -22,6 +23,7 @@ export interface Fault {
   malformed?: boolean;
   statusFalse?: boolean;
   amountFactor?: number;
+  retryAfter?: number;
   times?: number;
 }
 
@@ -35,6 +37,7 @@ const KEYS: Record<keyof Fault, 'number' | 'boolean'> = {
   malformed: 'boolean',
   statusFalse: 'boolean',
   amountFactor: 'number',
+  retryAfter: 'number',
   times: 'number',
 };
 
@@ -128,6 +131,7 @@ export class FaultTable {
         fault.status >= 500
           ? `Simulated provider failure (${fault.status})`
           : `Simulated provider rejection (${fault.status})`;
+      if (fault.retryAfter !== undefined) void reply.header('retry-after', String(fault.retryAfter));
       await reply.code(fault.status).send(errorBody(fault.status, message));
     } else {
       return false;

@@ -175,6 +175,8 @@ export interface Call {
   path: string;
   body: unknown;
   at: string;
+  /** The call's `x-request-id` header, when it carried one. */
+  requestId?: string;
 }
 
 /** Seed wallet balances, minor units. */

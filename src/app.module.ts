@@ -12,7 +12,8 @@ import { CollectionsModule } from './collections/collections.module';
 import { PiiModule } from './common/crypto/pii-cipher';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { ProblemDetailsFilter } from './common/problem-details.filter';
-import { FixedWindowThrottlerStorage } from './common/rate-limit/fixed-window.storage';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module';
+import { RateLimitStorage } from './common/rate-limit/rate-limit.storage';
 import { Env, validateEnv } from './config/env';
 import { CustomersModule } from './customers/customers.module';
 import { DatabaseModule } from './database/database.module';
@@ -48,13 +49,15 @@ export class AppModule {
             loggerOptions(config.get('LOG_LEVEL', { infer: true }), config.get('LOG_FILE', { infer: true })),
         }),
         ThrottlerModule.forRootAsync({
-          inject: [ConfigService],
-          useFactory: (config: ConfigService<Env, true>) => ({
+          imports: [RateLimitModule],
+          inject: [ConfigService, RateLimitStorage],
+          useFactory: (config: ConfigService<Env, true>, storage: RateLimitStorage) => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.get('RATE_LIMIT_PER_MINUTE', { infer: true }) }],
             // One budget per API key across all routes (unauthenticated routes fall back to the IP).
             getTracker: (req: { apiClient?: { id: string }; ip?: unknown }) => req.apiClient?.id ?? String(req.ip),
             generateKey: (_ctx, tracker, name) => `${name}:${tracker}`,
-            storage: new FixedWindowThrottlerStorage(),
+            // Redis with REDIS_URL (shared by every instance), else memory (common/rate-limit).
+            storage,
           }),
         }),
         LifecycleModule,

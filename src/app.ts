@@ -6,7 +6,6 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import type { RawServerDefault } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { bindRequestContext } from './audit/request-context';
 import { DomainError, ErrorCode } from './common/errors';
 import {
   checkUrlLength,
@@ -18,6 +17,7 @@ import {
 } from './common/http-limits';
 import { finishOpenApiDocument, operationIdOf } from './common/openapi-document';
 import { sendProblem } from './common/problem-details.filter';
+import { bindRequestContext } from './common/request-context';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
 import { ShutdownService } from './lifecycle/shutdown.service';

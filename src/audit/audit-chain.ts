@@ -8,7 +8,7 @@
  * transaction where possible (the lock is held until commit).
  */
 import { createHash } from 'node:crypto';
-import { currentRequestContext } from './request-context';
+import { currentRequestContext } from '../common/request-context';
 
 /** Anything that can run raw SQL: the Prisma client or an interactive transaction of it. */
 export interface AuditSql {

@@ -1,11 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ValidationError } from '../common/errors';
 import type { Page } from '../common/pagination';
+import type { RequestContext } from '../common/request-context';
 import type { AuditEvent } from '../generated/prisma/client';
 import type { AuditOutcome } from './audit-chain';
 import { AuditEventDto, ListAuditEventsQueryDto } from './audit-event.dto';
 import { AuditRepository } from './audit.repository';
-import type { RequestContext } from './request-context';
 
 export function toAuditEventDto(row: AuditEvent): AuditEventDto {
   return {

@@ -5,10 +5,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, from, mergeMap, Observable, throwError } from 'rxjs';
 import type { AuthenticatedClient } from '../auth/auth.decorators';
 import { DomainError, ErrorCode } from '../common/errors';
+import { currentRequestContext } from '../common/request-context';
 import type { Env } from '../config/env';
 import { AuditTrailService } from './audit-trail.service';
 import { AUDITED_ACTION, type AuditedAction } from './audited.decorator';
-import { currentRequestContext } from './request-context';
 
 /** The id a request's answer or path names (the resource created, or the one in `/:id`). */
 function targetIdOf(request: FastifyRequest, body?: unknown): string | null {

@@ -6,7 +6,7 @@
  * scopes allow. Services call `ownedByCurrentClient` where they load a row for a request, and
  * answer 404 (as if absent, never 403) when it says no; lists filter with `ownerFilter`.
  */
-import { currentRequestContext } from './request-context';
+import { currentRequestContext } from '../common/request-context';
 
 /** `created_by` for a row created now: the current request's API client (null outside requests). */
 export function creatorId(): string | null {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ConflictError, ErrorCode, FieldError, ProviderError, ValidationError } from '../common/errors';
+import { ConflictError, FieldError, providerDidNotAct, ValidationError } from '../common/errors';
 import { CustomersService } from '../customers/customers.service';
 import { isUniqueViolation } from '../database/unique-violation';
 import type { Prisma } from '../generated/prisma/client';
@@ -113,7 +113,7 @@ export class CardHoldersService {
         idImage: input.idImage,
       });
     } catch (error) {
-      const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+      const refused = providerDidNotAct(error);
       await this.cards.moveHolder(holder, refused ? 'refuse' : 'lose', {
         failureReason: error instanceof Error ? error.message : String(error),
       });

@@ -4,7 +4,7 @@ import {
   DomainError,
   ErrorCode,
   InvalidStateTransitionError,
-  ProviderError,
+  providerDidNotAct,
   ValidationError,
 } from '../common/errors';
 import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
@@ -219,9 +219,7 @@ export class CardsService {
     } catch (error) {
       // A funding the provider states otherwise than asked (502 provider_amount_mismatch) leaves a card
       // nothing may use: `failed` (final, so no late callback activates it), its funding `needs_review`.
-      const refused =
-        (error instanceof ProviderError && error.code === ErrorCode.ProviderRejected) ||
-        error instanceof ProviderAmountMismatchError;
+      const refused = providerDidNotAct(error) || error instanceof ProviderAmountMismatchError;
       await this.cards.withTransaction(async (tx) => {
         const moved = await this.cards.move(
           card.id,

@@ -23,6 +23,12 @@ export enum ErrorCode {
   ProviderRejected = 'provider_rejected',
   ProviderUnavailable = 'provider_unavailable',
   ProviderTimeout = 'provider_timeout',
+  /**
+   * The provider call was not made, or not accepted, for now: the circuit breaker is open (the
+   * provider keeps failing), too many calls are in flight (bulkhead), or the provider answered 429.
+   * Nothing moved; retry after `Retry-After` (also `retryAfter`, seconds, in the problem).
+   */
+  ProviderRetryLater = 'provider_retry_later',
   /** The provider's answer states another amount or currency than was asked (DESIGN.md "Money guards at the border"). */
   ProviderAmountMismatch = 'provider_amount_mismatch',
   InternalError = 'internal_error',
@@ -63,6 +69,7 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> =
   [ErrorCode.ProviderUnavailable]: { status: 502, title: 'Provider unavailable' },
   [ErrorCode.ProviderTimeout]: { status: 504, title: 'Provider timeout' },
   [ErrorCode.ShuttingDown]: { status: 503, title: 'Service shutting down' },
+  [ErrorCode.ProviderRetryLater]: { status: 503, title: 'Provider unavailable for now, retry later' },
   [ErrorCode.ProviderAmountMismatch]: { status: 502, title: 'Provider answered another amount than was asked' },
 };
 
@@ -128,19 +135,40 @@ export class InvalidStateTransitionError extends DomainError {
 
 /**
  * A failure talking to the upstream provider.
- * - `provider_rejected` (422): the provider answered and said no (HTTP 4xx, or `status: false`).
+ * - `provider_rejected` (422): the provider answered and said no (HTTP 4xx but 429, or `status: false`).
  * - `provider_unavailable` (502): HTTP 5xx, connection failure, or a body that is not the envelope.
  * - `provider_timeout` (504): no answer within PROVIDER_TIMEOUT_MS. The outcome of a write is unknown.
+ * - `provider_retry_later` (503, `retryAfter` seconds): the call was never sent (circuit breaker
+ *   open, bulkhead full) or the provider refused it for its rate limit (HTTP 429). Nothing happened.
  */
 export class ProviderError extends DomainError {
   constructor(
-    code: ErrorCode.ProviderRejected | ErrorCode.ProviderUnavailable | ErrorCode.ProviderTimeout,
+    code:
+      | ErrorCode.ProviderRejected
+      | ErrorCode.ProviderUnavailable
+      | ErrorCode.ProviderTimeout
+      | ErrorCode.ProviderRetryLater,
     message: string,
     /** Name of the provider operation, e.g. `createCustomer`. */
     readonly operation: string,
     /** HTTP status the provider answered with, when it answered. */
     readonly providerStatus?: number,
+    /** With `provider_retry_later`: seconds to wait (sent as `Retry-After`). */
+    retryAfter?: number,
   ) {
-    super(code, message, { operation });
+    super(code, message, retryAfter === undefined ? { operation } : { operation, retryAfter });
   }
+}
+
+/**
+ * Whether the provider provably did not act on the call that failed with `error`: it refused it
+ * (`provider_rejected`), or the call was never sent or not accepted (`provider_retry_later`:
+ * breaker open, bulkhead full, HTTP 429). A money movement it was for ends `failed`, never
+ * `unknown` (the write-ahead rule: only a call that may have been acted upon leaves a row unknown).
+ */
+export function providerDidNotAct(error: unknown): error is ProviderError {
+  return (
+    error instanceof ProviderError &&
+    (error.code === ErrorCode.ProviderRejected || error.code === ErrorCode.ProviderRetryLater)
+  );
 }

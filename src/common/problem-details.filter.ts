@@ -87,6 +87,8 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
     if (error instanceof DomainError) logger.warn({ code: problem.code, detail: problem.detail }, 'request failed');
     else logger.error({ err: error }, 'unhandled error');
   }
+  // A problem saying when to come back (`retryAfter`, seconds: provider_retry_later) says it in the header too.
+  if (typeof problem.retryAfter === 'number') void reply.header('retry-after', String(problem.retryAfter));
   void reply.status(problem.status).header('content-type', 'application/problem+json; charset=utf-8').send(problem);
 }
 

@@ -323,6 +323,76 @@ export class Env {
   @IsBoolean()
   PG_NAMED_STATEMENTS = true;
 
+  /**
+   * Redis or Valkey for the per-API-key rate limit shared by every instance (redis:// or rediss://,
+   * optional). Unset: each instance counts in its own memory (fine for one instance).
+   */
+  @IsOptional()
+  @IsUrl({ protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true })
+  REDIS_URL?: string;
+
+  /** Put before every Redis key (default `wallet-gateway:`), so that several gateways or test files can share a server. */
+  @Transform(({ value }: { value: unknown }) => (value === undefined || value === '' ? 'wallet-gateway:' : value))
+  @IsString()
+  REDIS_KEY_PREFIX = 'wallet-gateway:';
+
+  /**
+   * Longest wait for Redis (connect or one command), in ms (default 250). Past it, or with Redis
+   * down, the request is served without a shared count (fail open) and counted in
+   * rate_limit_store_errors_total.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 250 : Number(value)))
+  @IsInt()
+  @Min(10)
+  @Max(10000)
+  REDIS_TIMEOUT_MS = 250;
+
+  /**
+   * Provider circuit breaker: consecutive failed provider calls (no answer, 5xx, malformed answer;
+   * never a refusal) after which it opens and calls fail fast with 503 provider_unavailable (default 5).
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 5 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  PROVIDER_BREAKER_FAILURES = 5;
+
+  /** Provider circuit breaker: ms an open breaker waits before letting one probe call through (half-open; default 10000). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 10000 : Number(value)))
+  @IsInt()
+  @Min(100)
+  @Max(600000)
+  PROVIDER_BREAKER_HALF_OPEN_MS = 10000;
+
+  /** Provider bulkhead: provider calls this instance runs at once (default 32). */
+  @Transform(({ value }) => (value === undefined || value === '' ? 32 : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  PROVIDER_BULKHEAD_LIMIT = 32;
+
+  /** Provider bulkhead: calls waiting for a slot (default 64); one more fails fast with 503 provider_unavailable. */
+  @Transform(({ value }) => (value === undefined || value === '' ? 64 : Number(value)))
+  @IsInt()
+  @Min(0)
+  @Max(100000)
+  PROVIDER_BULKHEAD_QUEUE = 64;
+
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  METRICS_TOKEN?: string;
+
+  /**
+   * OpenTelemetry: traces are exported by OTLP over HTTP to this endpoint (e.g.
+   * http://collector:4318) when set; unset, tracing is off and costs nothing. Read by
+   * src/tracing.ts before the app loads; the SDK's other OTEL_* variables apply too.
+   */
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+
   /** Write JSON log lines to this file instead of stdout (optional). */
   @IsOptional()
   @IsString()

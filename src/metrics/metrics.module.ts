@@ -1,6 +1,17 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Module, type OnModuleInit } from '@nestjs/common';
+import { MetricsRepository } from './metrics.repository';
 import { MetricsService } from './metrics.service';
 
+/** The one `MetricsService` (global), its backlog gauges fed from `MetricsRepository`. */
 @Global()
-@Module({ providers: [MetricsService], exports: [MetricsService] })
-export class MetricsModule {}
+@Module({ providers: [MetricsService, MetricsRepository], exports: [MetricsService] })
+export class MetricsModule implements OnModuleInit {
+  constructor(
+    private readonly metrics: MetricsService,
+    private readonly repository: MetricsRepository,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.backlog = () => this.repository.backlog();
+  }
+}

@@ -2,7 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Outcome of one provider call, as recorded in `provider_call_duration_seconds`. */
-export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout';
+export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout' | 'retry_later';
+
+/** Backlogs read from the database at scrape time (counts across every instance). */
+export interface DatabaseBacklog {
+  inboxPending: number;
+  /** Seconds since the oldest pending callback was received; 0 when none. */
+  inboxOldestPendingSeconds: number;
+  outboxPending: number;
+  ledgerUnknown: number;
+}
 
 /**
  * Prometheus metrics (prom-client), served at GET /metrics.
@@ -14,6 +23,14 @@ export type ProviderCallOutcome = 'ok' | 'rejected' | 'unavailable' | 'timeout';
  * - `outbound_delivery_attempts_total{outcome}`: deliveries of gateway events to subscriptions.
  * - `provider_amount_mismatch_total{operation}`: provider answers refused for stating another
  *   amount or currency than was asked (src/provider/answer-checks.ts).
+ * - `rate_limit_rejections_total{throttler}`: requests refused with 429 by the per-key rate limit.
+ * - `rate_limit_store_errors_total`: rate-limit hits the shared store (Redis) failed to count;
+ *   those requests were served (fail open).
+ * - `provider_breaker_state`: the provider circuit breaker, 0 closed, 1 half-open, 2 open;
+ *   `provider_breaker_opens_total`; `provider_fast_failures_total{reason}`: provider calls refused
+ *   before being sent (breaker_open, bulkhead_full), answered 503 provider_unavailable.
+ * - `webhook_inbox_backlog`, `webhook_inbox_oldest_pending_seconds`, `outbox_backlog`,
+ *   `ledger_unknown_transactions`: read from the database at each scrape (`backlog` below).
  * Each service instance owns its registry, so several apps in one test process do not collide.
  */
 @Injectable()
@@ -69,11 +86,56 @@ export class MetricsService {
     registers: [this.registry],
   });
 
+  readonly rateLimitRejections = new Counter({
+    name: 'rate_limit_rejections_total',
+    help: 'Requests refused (429) by the per-API-key rate limit, by throttler.',
+    labelNames: ['throttler'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitStoreErrors = new Counter({
+    name: 'rate_limit_store_errors_total',
+    help: 'Rate-limit hits the shared store (Redis) failed to count; the requests were served without a limit.',
+    registers: [this.registry],
+  });
+
+  readonly providerBreakerOpens = new Counter({
+    name: 'provider_breaker_opens_total',
+    help: 'Times the provider circuit breaker opened.',
+    registers: [this.registry],
+  });
+
+  readonly providerFastFailures = new Counter({
+    name: 'provider_fast_failures_total',
+    help: 'Provider calls refused before being sent (503 provider_unavailable), by reason: breaker_open, bulkhead_full.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** Set by the provider module: 0 closed, 1 half-open, 2 open. */
+  providerBreakerState: () => number = () => 0;
+
+  /**
+   * Set by the health module: the database backlogs at scrape time (null when the database did not
+   * answer; the gauges then keep their last values).
+   */
+  backlog: () => Promise<DatabaseBacklog | null> = () => Promise.resolve(null);
+
   /** Set by the webhooks module: how many stored callbacks wait in this instance's apply queue. */
   webhookQueueDepth: () => number = () => 0;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    const breakerState = () => this.providerBreakerState();
+    new Gauge({
+      name: 'provider_breaker_state',
+      help: 'Provider circuit breaker on this instance: 0 closed, 1 half-open (probing), 2 open (failing fast).',
+      registers: [this.registry],
+      collect() {
+        this.set(breakerState());
+      },
+    });
+    this.registerBacklogGauges();
     const queueDepth = () => this.webhookQueueDepth();
     new Gauge({
       name: 'webhook_apply_queue_depth',
@@ -83,6 +145,48 @@ export class MetricsService {
         this.set(queueDepth());
       },
     });
+  }
+
+  /** The database backlog gauges, all filled by one `backlog()` read per scrape. */
+  private registerBacklogGauges(): void {
+    const backlog = () => this.backlog();
+    // One read for the four gauges: the first gauge collected reads, the others of the scrape reuse it.
+    let pending: Promise<DatabaseBacklog | null> | null = null;
+    const read = async (field: keyof DatabaseBacklog, gauge: Gauge): Promise<void> => {
+      pending ??= backlog()
+        .catch(() => null)
+        .finally(() => setImmediate(() => (pending = null)));
+      const values = await pending;
+      if (values) gauge.set(values[field]);
+    };
+    const gauges: Array<[keyof DatabaseBacklog, string, string]> = [
+      [
+        'inboxPending',
+        'webhook_inbox_backlog',
+        'Provider callbacks stored and not yet applied (inbox outcome pending), all instances.',
+      ],
+      [
+        'inboxOldestPendingSeconds',
+        'webhook_inbox_oldest_pending_seconds',
+        'Age of the oldest provider callback not yet applied (0 when none).',
+      ],
+      ['outboxPending', 'outbox_backlog', 'Outbound events not yet delivered (outbox status pending), all instances.'],
+      [
+        'ledgerUnknown',
+        'ledger_unknown_transactions',
+        'Ledger rows in status unknown (a provider call without a clear answer), waiting for reconciliation.',
+      ],
+    ];
+    for (const [field, name, help] of gauges) {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          return read(field, this);
+        },
+      });
+    }
   }
 
   /** Records one HTTP request; `route` is the route template (e.g. /v1/customers/:id), never the raw URL. */

@@ -8,7 +8,7 @@ import {
   ErrorCode,
   InvalidStateTransitionError,
   NotFoundError,
-  ProviderError,
+  providerDidNotAct,
   ValidationError,
 } from '../common/errors';
 import { currencyExponent } from '../common/money';
@@ -244,8 +244,9 @@ export class PayoutsService {
       });
       return toPayoutDto(transaction);
     } catch (error) {
-      if (error instanceof ProviderError && error.code === ErrorCode.ProviderRejected) {
-        // The provider said no: nothing happened, the payout may be confirmed again.
+      if (providerDidNotAct(error)) {
+        // The provider said no, or the call was never sent (breaker, bulkhead, 429): nothing
+        // happened, the payout may be confirmed again.
         await this.repository.releaseConfirm(id, error.message);
       } else {
         await this.ledger.recordProviderFailure(id, error);

@@ -2,6 +2,8 @@
 export { ProviderClient } from './provider.client';
 export type { ProviderCallOutcome, ProviderClientOptions, ProviderLogger } from './provider.client';
 export { nestProviderLogger, ProviderModule } from './provider.module';
+export { ProviderResilience } from './provider-resilience';
+export type { BreakerState, FastFailureReason, ProviderResilienceSettings } from './provider-resilience';
 export { CARD_CURRENCY, maskCardNumbers, stripCardSecrets } from './provider.mappers';
 export { answerMismatch, differsByUnitFactor, ProviderAmountMismatchError, UNIT_HINT } from './answer-checks';
 export type { MoneyAmount } from './answer-checks';

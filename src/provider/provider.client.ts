@@ -3,8 +3,10 @@ import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, isAxios
 import axiosRetry from 'axios-retry';
 import { ErrorCode, ProviderError } from '../common/errors';
 import { normaliseCurrency } from '../common/money';
+import { currentRequestId } from '../common/request-context';
 import type { ProviderCallOutcome } from '../metrics/metrics.service';
 import { answerMismatch, type MoneyAmount, UNIT_HINT } from './answer-checks';
+import type { ProviderResilience } from './provider-resilience';
 import { type AmountUnitSettings, DEFAULT_UNIT_SETTINGS, toWireAmount, unitOf } from './provider-units';
 import {
   CARD_CURRENCY,
@@ -100,6 +102,8 @@ export interface ProviderClientOptions {
   units?: Partial<AmountUnitSettings>;
   /** Called once per answer refused for stating another amount or currency than was asked (a metric). */
   onAmountMismatch?: (operation: string) => void;
+  /** Circuit breaker and bulkhead every call goes through (provider-resilience.ts); none when absent. */
+  resilience?: ProviderResilience;
 }
 
 type Method = 'GET' | 'POST' | 'PUT';
@@ -119,7 +123,12 @@ const OUTCOME: Partial<Record<ErrorCode, ProviderCallOutcome>> = {
   [ErrorCode.ProviderRejected]: 'rejected',
   [ErrorCode.ProviderUnavailable]: 'unavailable',
   [ErrorCode.ProviderTimeout]: 'timeout',
+  [ErrorCode.ProviderRetryLater]: 'retry_later',
 };
+/** Seconds to wait after a provider 429 that says nothing (no usable Retry-After). */
+export const DEFAULT_PROVIDER_RETRY_AFTER_S = 5;
+/** The longest wait passed on from a provider's Retry-After, in seconds. */
+const MAX_PROVIDER_RETRY_AFTER_S = 300;
 const enc = encodeURIComponent;
 
 function errorCode(error: AxiosError): string | undefined {
@@ -135,6 +144,17 @@ function isRetryable(error: AxiosError): boolean {
   if (error.code === AxiosError.ERR_CANCELED) return false;
   if (error.config?.method?.toUpperCase() === 'GET') return !error.response || error.response.status >= 500;
   return !error.response && NEVER_SENT_CODES.has(errorCode(error) ?? '');
+}
+
+/**
+ * Seconds from a Retry-After header (delay-seconds or an HTTP-date, RFC 9110 §10.2.3), between 1 and
+ * MAX_PROVIDER_RETRY_AFTER_S; DEFAULT_PROVIDER_RETRY_AFTER_S when absent or unreadable.
+ */
+export function retryAfterSeconds(header: unknown, now = Date.now()): number {
+  const text = typeof header === 'string' ? header.trim() : '';
+  let seconds = /^\d+$/.test(text) ? Number(text) : text ? Math.ceil((Date.parse(text) - now) / 1000) : NaN;
+  if (!Number.isFinite(seconds)) seconds = DEFAULT_PROVIDER_RETRY_AFTER_S;
+  return Math.min(MAX_PROVIDER_RETRY_AFTER_S, Math.max(1, seconds));
 }
 
 function attemptsOf(config: AxiosRequestConfig | undefined): number {
@@ -173,6 +193,11 @@ function providerMessage(body: unknown): string | null {
  * - `provider_unavailable` (502): HTTP 5xx or 3xx, connection refused or reset, or a 2xx body that
  *   is not a valid envelope or lacks a field the model needs.
  * - `provider_timeout` (504): no answer within `timeoutMs`; a write's outcome is then unknown.
+ * - `provider_retry_later` (503, `retryAfter`): HTTP 429 (the provider's Retry-After, else
+ *   DEFAULT_PROVIDER_RETRY_AFTER_S), or the call was refused before it was sent by the circuit
+ *   breaker or the bulkhead (`resilience`). Nothing happened upstream.
+ * Every call carries `x-request-id`: the one given, else the current HTTP request's
+ * (src/common/request-context.ts), else a new UUID; the same on each retry.
  * Money answers are checked against the request (DESIGN.md "Money guards at the border"): an
  * answer stating another amount or currency throws `ProviderAmountMismatchError` (502
  * `provider_amount_mismatch`, answer-checks.ts), logged at warn with both values. Every amount
@@ -186,6 +211,7 @@ export class ProviderClient {
   private readonly logger?: ProviderLogger;
   private readonly onCall?: ProviderClientOptions['onCall'];
   private readonly onAmountMismatch?: ProviderClientOptions['onAmountMismatch'];
+  private readonly resilience?: ProviderResilience;
   /** The unit settings in force (validated env, else the documented defaults). */
   readonly units: Readonly<AmountUnitSettings>;
 
@@ -195,6 +221,7 @@ export class ProviderClient {
     this.logger = options.logger;
     this.onCall = options.onCall;
     this.onAmountMismatch = options.onAmountMismatch;
+    this.resilience = options.resilience;
     this.units = Object.freeze({ ...DEFAULT_UNIT_SETTINGS, ...options.units });
     this.http = axios.create({
       baseURL: options.baseUrl,
@@ -591,19 +618,21 @@ export class ProviderClient {
     map: (data: Data) => T,
     spec: CallSpec = {},
   ): Promise<T> {
-    const requestId = spec.requestId ?? randomUUID();
+    const requestId = spec.requestId ?? currentRequestId() ?? randomUUID();
     const started = performance.now();
     let status: number | undefined;
     let attempts = 1;
     let result: T;
     try {
-      const response = await this.http.request<string>({
-        method,
-        url: path,
-        data: body,
-        params: spec.params,
-        headers: { 'x-request-id': requestId },
-      });
+      const send = () =>
+        this.http.request<string>({
+          method,
+          url: path,
+          data: body,
+          params: spec.params,
+          headers: { 'x-request-id': requestId },
+        });
+      const response = await (this.resilience ? this.resilience.execute(operation, send) : send());
       status = response.status;
       attempts = attemptsOf(response.config);
       result = map(this.unwrap(operation, status, response.data, spec.dataOptional ?? false));
@@ -661,6 +690,16 @@ export class ProviderClient {
         status,
       );
     const response = error.response;
+    if (response?.status === 429) {
+      const wait = retryAfterSeconds(response.headers['retry-after']);
+      return new ProviderError(
+        ErrorCode.ProviderRetryLater,
+        `The provider is limiting the rate of calls (HTTP 429); nothing was done. Retry in ${wait} s.`,
+        operation,
+        429,
+        wait,
+      );
+    }
     if (response && response.status >= 400 && response.status < 500) {
       const message = providerMessage(response.data) ?? `The provider refused the request (HTTP ${response.status}).`;
       return new ProviderError(ErrorCode.ProviderRejected, message, operation, response.status);
@@ -703,7 +742,7 @@ export class ProviderClient {
     const durationMs = Math.round((performance.now() - started) * 10) / 10;
     const outcome: ProviderCallOutcome = failure ? (OUTCOME[failure.code] ?? 'unavailable') : 'ok';
     const { logger, onCall } = this;
-    const level = outcome === 'ok' ? 'info' : outcome === 'rejected' ? 'warn' : 'error';
+    const level = outcome === 'ok' ? 'info' : outcome === 'rejected' || outcome === 'retry_later' ? 'warn' : 'error';
     logger?.[level](
       { ...line, durationMs, outcome, ...(failure && { error: failure.message }) },
       `provider ${line.operation} ${outcome}`,

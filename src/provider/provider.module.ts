@@ -1,8 +1,12 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { MetricsService } from '../metrics/metrics.service';
+import { ProviderResilience } from './provider-resilience';
 import { AmountUnit, ProviderUnits } from './provider-units';
 import { ProviderClient, ProviderLogger } from './provider.client';
+
+/** `provider_breaker_state` values. */
+const BREAKER_GAUGE = { closed: 0, half_open: 1, open: 2 } as const;
 
 /** Adapts a Nest `Logger` (nestjs-pino underneath: object first, message second) to `ProviderLogger`. */
 export function nestProviderLogger(logger: Logger): ProviderLogger {
@@ -20,7 +24,9 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
  * `provider_call_duration_seconds` and counting refused answers into
  * `provider_amount_mismatch_total` via the globally registered `MetricsService`; and the
  * `ProviderUnits` (SWAP_AMOUNT_UNIT, CARD_EVENT_AMOUNT_UNIT, validated by env.ts) the client and
- * the card-event handlers read.
+ * the card-event handlers read; and the `ProviderResilience` (circuit breaker and bulkhead,
+ * PROVIDER_BREAKER_* and PROVIDER_BULKHEAD_*) every call goes through, its state in
+ * `provider_breaker_state` and its refusals in `provider_fast_failures_total`.
  */
 @Global()
 @Module({
@@ -35,9 +41,44 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
         }),
     },
     {
+      provide: ProviderResilience,
+      inject: [ConfigService, MetricsService],
+      useFactory: (config: ConfigService, metrics: MetricsService) => {
+        const logger = new Logger('ProviderBreaker');
+        const resilience = new ProviderResilience(
+          {
+            breakerFailures: Number(config.get('PROVIDER_BREAKER_FAILURES') ?? 5),
+            halfOpenAfterMs: Number(config.get('PROVIDER_BREAKER_HALF_OPEN_MS') ?? 10000),
+            bulkheadLimit: Number(config.get('PROVIDER_BULKHEAD_LIMIT') ?? 32),
+            bulkheadQueue: Number(config.get('PROVIDER_BULKHEAD_QUEUE') ?? 64),
+          },
+          {
+            onStateChange: (state) => {
+              if (state === 'open') metrics.providerBreakerOpens.inc();
+              const line = { breaker: state };
+              if (state === 'closed') logger.log(line, 'provider circuit breaker closed: calls go through again');
+              else
+                logger.warn(
+                  line,
+                  `provider circuit breaker ${state === 'open' ? 'open: calls fail fast' : 'half-open: probing'}`,
+                );
+            },
+            onFastFailure: (reason) => metrics.providerFastFailures.inc({ reason }),
+          },
+        );
+        metrics.providerBreakerState = () => BREAKER_GAUGE[resilience.state];
+        return resilience;
+      },
+    },
+    {
       provide: ProviderClient,
-      inject: [ConfigService, MetricsService, ProviderUnits],
-      useFactory: (config: ConfigService, metrics: MetricsService, units: ProviderUnits) =>
+      inject: [ConfigService, MetricsService, ProviderUnits, ProviderResilience],
+      useFactory: (
+        config: ConfigService,
+        metrics: MetricsService,
+        units: ProviderUnits,
+        resilience: ProviderResilience,
+      ) =>
         new ProviderClient({
           baseUrl: config.getOrThrow<string>('PROVIDER_BASE_URL'),
           apiKey: config.getOrThrow<string>('PROVIDER_API_KEY'),
@@ -46,9 +87,10 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
           onCall: (operation, outcome, seconds) => metrics.observeProviderCall(operation, outcome, seconds),
           units: units.settings,
           onAmountMismatch: (operation) => metrics.countProviderAmountMismatch(operation),
+          resilience,
         }),
     },
   ],
-  exports: [ProviderClient, ProviderUnits],
+  exports: [ProviderClient, ProviderUnits, ProviderResilience],
 })
 export class ProviderModule {}

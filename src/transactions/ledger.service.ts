@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId } from '../audit/ownership';
-import { DomainError, ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../common/errors';
+import { DomainError, InvalidStateTransitionError, NotFoundError, providerDidNotAct } from '../common/errors';
 import { currentIdempotencyClaim, noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import type { Env } from '../config/env';
 import type {
@@ -244,7 +244,7 @@ export class LedgerService {
    * it is, and a 502/504 still names it: `transactionId` and `settlesBy`, without `transactionStatus`.
    */
   async recordProviderFailure(id: string, error: unknown, tx?: Tx): Promise<TransactionStatus> {
-    const refused = error instanceof ProviderError && error.code === ErrorCode.ProviderRejected;
+    const refused = providerDidNotAct(error);
     const mismatch = error instanceof ProviderAmountMismatchError;
     const to: TransactionStatus = refused ? 'failed' : mismatch ? 'needs_review' : 'unknown';
     const { transaction } = await this.transition(id, to, 'api', {

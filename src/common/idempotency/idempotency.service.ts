@@ -7,6 +7,9 @@ import { ConflictError, DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from '../e
 import { IdempotencyClaim, runWithIdempotencyClaim } from './idempotency-context';
 import { IdempotencyRepository } from './idempotency.repository';
 
+/** Answers not kept for a key: the key is released, so that a retry with it runs the work again. */
+const RELEASED_CODES: ReadonlySet<ErrorCode> = new Set([ErrorCode.ValidationFailed, ErrorCode.ProviderRetryLater]);
+
 /** How long a key's first response is kept and replayed (DESIGN.md: 24 h). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a second request with the same key waits for the first one to finish before 409. */
@@ -64,7 +67,10 @@ type Found = { response: StoredResponse } | { takenOver: Date };
  *   call), so the retry takes the claim over atomically (new lease) and runs the work. The lease is
  *   the claim's token: the first request, should it still be alive, finds it changed when it tries
  *   to write its resource and stops before the provider (idempotency-context.ts).
- * A `validation_failed` answer is not kept (nothing happened; the client may correct and resend).
+ * A `validation_failed` answer is not kept (nothing happened; the client may correct and resend),
+ * nor is a `provider_retry_later` one (503: the provider call was never sent, or the provider
+ * refused it for its rate limit; the ledger row written ahead of it ended `failed`): a retry with
+ * the same key after `Retry-After` runs the work again, as a new movement.
  * Every other answer, errors included, is kept: after a provider timeout the money movement's
  * outcome is unknown, and replaying the answer is what prevents a second payout.
  */
@@ -104,7 +110,7 @@ export class IdempotencyService {
     try {
       response = await runWithIdempotencyClaim(claim, work);
     } catch (error) {
-      if (error instanceof DomainError && error.code === ErrorCode.ValidationFailed) {
+      if (error instanceof DomainError && RELEASED_CODES.has(error.code)) {
         await this.repository.releaseClaim(claim);
         throw error;
       }

@@ -8,8 +8,9 @@ export interface AuditActor {
 }
 
 /**
- * What the audit trail and the ownership rule know of the request running now: its id (the
- * `x-request-id` answered), the authenticated client, and the action its route declares with
+ * What code running for an HTTP request knows of it without being handed it (AsyncLocalStorage,
+ * entered once per request by an onRequest hook, app.ts): its id (the `x-request-id` answered, sent
+ * upstream to the provider), the authenticated client, and the action its route declares with
  * `@Audited` (set by AuditInterceptor once the key is checked). `recorded` turns true once a
  * change's own database transaction wrote the request's event (recordAuditedChange).
  */
@@ -45,4 +46,9 @@ export function currentRequestContext(): RequestContext | undefined {
 /** The API client the current request acts for, if any. */
 export function currentActor(): AuditActor | undefined {
   return storage.getStore()?.actor;
+}
+
+/** The id of the HTTP request this code runs for (sent upstream as `x-request-id`); undefined outside a request. */
+export function currentRequestId(): string | undefined {
+  return storage.getStore()?.requestId;
 }
