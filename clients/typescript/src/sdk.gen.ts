@@ -2,7 +2,7 @@
 
 import type { Client, ClientMeta, Options as Options2, RequestResult, TDataShape } from './client';
 import { client } from './client.gen';
-import type { BeneficiariesCountryData, BeneficiariesCountryErrors, BeneficiariesCountryResponses, BeneficiariesCreateData, BeneficiariesCreateErrors, BeneficiariesCreateResponses, BeneficiariesGetData, BeneficiariesGetErrors, BeneficiariesGetResponses, BeneficiariesListData, BeneficiariesListErrors, BeneficiariesListResponses, CardHoldersGetData, CardHoldersGetErrors, CardHoldersGetResponses, CardHoldersRegisterData, CardHoldersRegisterErrors, CardHoldersRegisterResponses, CardsCreateData, CardsCreateErrors, CardsCreateResponses, CardsFreezeData, CardsFreezeErrors, CardsFreezeResponses, CardsGetData, CardsGetErrors, CardsGetResponses, CardsListData, CardsListErrors, CardsListResponses, CardsListTransactionsData, CardsListTransactionsErrors, CardsListTransactionsResponses, CardsTerminateData, CardsTerminateErrors, CardsTerminateResponses, CardsTopUpData, CardsTopUpErrors, CardsTopUpResponses, CardsUnfreezeData, CardsUnfreezeErrors, CardsUnfreezeResponses, CardsWithdrawData, CardsWithdrawErrors, CardsWithdrawResponses, CollectionsCreateData, CollectionsCreateErrors, CollectionsCreateResponses, CollectionsGetData, CollectionsGetErrors, CollectionsGetResponses, CollectionsListData, CollectionsListErrors, CollectionsListResponses, CustomersCreateData, CustomersCreateErrors, CustomersCreateResponses, CustomersGetData, CustomersGetErrors, CustomersGetResponses, CustomersListData, CustomersListErrors, CustomersListResponses, CustomersUpdateData, CustomersUpdateErrors, CustomersUpdateResponses, HealthLiveData, HealthLiveErrors, HealthLiveResponses, HealthMetricsTextData, HealthMetricsTextResponses, HealthReadyData, HealthReadyErrors, HealthReadyResponses, PayoutsConfirmData, PayoutsConfirmErrors, PayoutsConfirmResponses, PayoutsCreateData, PayoutsCreateErrors, PayoutsCreateResponses, PayoutsGetData, PayoutsGetErrors, PayoutsGetResponses, SwapsCreateQuoteData, SwapsCreateQuoteErrors, SwapsCreateQuoteResponses, SwapsExecuteData, SwapsExecuteErrors, SwapsExecuteResponses, SwapsGetQuoteData, SwapsGetQuoteErrors, SwapsGetQuoteResponses, SwapsGetSwapData, SwapsGetSwapErrors, SwapsGetSwapResponses, TransactionsExportData, TransactionsExportErrors, TransactionsExportResponses, TransactionsGetData, TransactionsGetErrors, TransactionsGetResponses, TransactionsListData, TransactionsListErrors, TransactionsListResponses, TransactionsResolveData, TransactionsResolveErrors, TransactionsResolveResponses, TransactionsSummaryData, TransactionsSummaryErrors, TransactionsSummaryResponses, VirtualAccountsCreateData, VirtualAccountsCreateErrors, VirtualAccountsCreateResponses, VirtualAccountsGetData, VirtualAccountsGetErrors, VirtualAccountsGetResponses, VirtualAccountsListData, VirtualAccountsListErrors, VirtualAccountsListResponses, WebhooksReceiveData, WebhooksReceiveErrors, WebhooksReceiveResponses, WebhookSubscriptionsCreateData, WebhookSubscriptionsCreateErrors, WebhookSubscriptionsCreateResponses, WebhookSubscriptionsGetData, WebhookSubscriptionsGetErrors, WebhookSubscriptionsGetResponses, WebhookSubscriptionsListData, WebhookSubscriptionsListErrors, WebhookSubscriptionsListResponses, WebhookSubscriptionsMessagesData, WebhookSubscriptionsMessagesErrors, WebhookSubscriptionsMessagesResponses, WebhookSubscriptionsRemoveData, WebhookSubscriptionsRemoveErrors, WebhookSubscriptionsRemoveResponses, WebhookSubscriptionsRetryData, WebhookSubscriptionsRetryErrors, WebhookSubscriptionsRetryResponses } from './types.gen';
+import type { AuditListData, AuditListErrors, AuditListResponses, BeneficiariesCountryData, BeneficiariesCountryErrors, BeneficiariesCountryResponses, BeneficiariesCreateData, BeneficiariesCreateErrors, BeneficiariesCreateResponses, BeneficiariesGetData, BeneficiariesGetErrors, BeneficiariesGetResponses, BeneficiariesListData, BeneficiariesListErrors, BeneficiariesListResponses, CardHoldersGetData, CardHoldersGetErrors, CardHoldersGetResponses, CardHoldersRegisterData, CardHoldersRegisterErrors, CardHoldersRegisterResponses, CardsCreateData, CardsCreateErrors, CardsCreateResponses, CardsFreezeData, CardsFreezeErrors, CardsFreezeResponses, CardsGetData, CardsGetErrors, CardsGetResponses, CardsListData, CardsListErrors, CardsListResponses, CardsListTransactionsData, CardsListTransactionsErrors, CardsListTransactionsResponses, CardsTerminateData, CardsTerminateErrors, CardsTerminateResponses, CardsTopUpData, CardsTopUpErrors, CardsTopUpResponses, CardsUnfreezeData, CardsUnfreezeErrors, CardsUnfreezeResponses, CardsWithdrawData, CardsWithdrawErrors, CardsWithdrawResponses, CollectionsCreateData, CollectionsCreateErrors, CollectionsCreateResponses, CollectionsGetData, CollectionsGetErrors, CollectionsGetResponses, CollectionsListData, CollectionsListErrors, CollectionsListResponses, CustomersCreateData, CustomersCreateErrors, CustomersCreateResponses, CustomersGetData, CustomersGetErrors, CustomersGetResponses, CustomersListData, CustomersListErrors, CustomersListResponses, CustomersUpdateData, CustomersUpdateErrors, CustomersUpdateResponses, HealthLiveData, HealthLiveErrors, HealthLiveResponses, HealthMetricsTextData, HealthMetricsTextErrors, HealthMetricsTextResponses, HealthReadyData, HealthReadyErrors, HealthReadyResponses, PayoutsApproveData, PayoutsApproveErrors, PayoutsApproveResponses, PayoutsConfirmData, PayoutsConfirmErrors, PayoutsConfirmResponses, PayoutsCreateData, PayoutsCreateErrors, PayoutsCreateResponses, PayoutsGetData, PayoutsGetErrors, PayoutsGetResponses, PayoutsRejectData, PayoutsRejectErrors, PayoutsRejectResponses, ReconciliationRunsExportData, ReconciliationRunsExportErrors, ReconciliationRunsExportResponses, ReconciliationRunsGetData, ReconciliationRunsGetErrors, ReconciliationRunsGetResponses, ReconciliationRunsItemsData, ReconciliationRunsItemsErrors, ReconciliationRunsItemsResponses, ReconciliationRunsListData, ReconciliationRunsListErrors, ReconciliationRunsListResponses, ReconciliationRunsStartData, ReconciliationRunsStartErrors, ReconciliationRunsStartResponses, SwapsCreateQuoteData, SwapsCreateQuoteErrors, SwapsCreateQuoteResponses, SwapsExecuteData, SwapsExecuteErrors, SwapsExecuteResponses, SwapsGetQuoteData, SwapsGetQuoteErrors, SwapsGetQuoteResponses, SwapsGetSwapData, SwapsGetSwapErrors, SwapsGetSwapResponses, TransactionsExportData, TransactionsExportErrors, TransactionsExportResponses, TransactionsGetData, TransactionsGetErrors, TransactionsGetResponses, TransactionsListData, TransactionsListErrors, TransactionsListResponses, TransactionsResolveData, TransactionsResolveErrors, TransactionsResolveResponses, TransactionsSummaryData, TransactionsSummaryErrors, TransactionsSummaryResponses, VirtualAccountsCreateData, VirtualAccountsCreateErrors, VirtualAccountsCreateResponses, VirtualAccountsGetData, VirtualAccountsGetErrors, VirtualAccountsGetResponses, VirtualAccountsListData, VirtualAccountsListErrors, VirtualAccountsListResponses, WebhooksReceiveData, WebhooksReceiveErrors, WebhooksReceiveResponses, WebhookSubscriptionsCreateData, WebhookSubscriptionsCreateErrors, WebhookSubscriptionsCreateResponses, WebhookSubscriptionsGetData, WebhookSubscriptionsGetErrors, WebhookSubscriptionsGetResponses, WebhookSubscriptionsListData, WebhookSubscriptionsListErrors, WebhookSubscriptionsListResponses, WebhookSubscriptionsMessagesData, WebhookSubscriptionsMessagesErrors, WebhookSubscriptionsMessagesResponses, WebhookSubscriptionsRemoveData, WebhookSubscriptionsRemoveErrors, WebhookSubscriptionsRemoveResponses, WebhookSubscriptionsRetryData, WebhookSubscriptionsRetryErrors, WebhookSubscriptionsRetryResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -17,6 +17,15 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
      */
     meta?: keyof ClientMeta extends never ? Record<string, unknown> : ClientMeta;
 };
+
+/**
+ * Audit trail: who (API client) did what to which resource, newest first (filters, cursor pages)
+ */
+export const auditList = <ThrowOnError extends boolean = false>(options?: Options<AuditListData, ThrowOnError>): RequestResult<AuditListResponses, AuditListErrors, ThrowOnError> => (options?.client ?? client).get<AuditListResponses, AuditListErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/audit-events',
+    ...options
+});
 
 /**
  * List ledger transactions (filters, keyset pagination)
@@ -141,14 +150,14 @@ export const webhookSubscriptionsRetry = <ThrowOnError extends boolean = false>(
 export const healthLive = <ThrowOnError extends boolean = false>(options?: Options<HealthLiveData, ThrowOnError>): RequestResult<HealthLiveResponses, HealthLiveErrors, ThrowOnError> => (options?.client ?? client).get<HealthLiveResponses, HealthLiveErrors, ThrowOnError>({ url: '/health/live', ...options });
 
 /**
- * Readiness: the database answers
+ * Readiness: the instance is not shutting down and the database answers
  */
 export const healthReady = <ThrowOnError extends boolean = false>(options?: Options<HealthReadyData, ThrowOnError>): RequestResult<HealthReadyResponses, HealthReadyErrors, ThrowOnError> => (options?.client ?? client).get<HealthReadyResponses, HealthReadyErrors, ThrowOnError>({ url: '/health/ready', ...options });
 
 /**
  * Prometheus metrics (text exposition format)
  */
-export const healthMetricsText = <ThrowOnError extends boolean = false>(options?: Options<HealthMetricsTextData, ThrowOnError>): RequestResult<HealthMetricsTextResponses, unknown, ThrowOnError> => (options?.client ?? client).get<HealthMetricsTextResponses, unknown, ThrowOnError>({ url: '/metrics', ...options });
+export const healthMetricsText = <ThrowOnError extends boolean = false>(options?: Options<HealthMetricsTextData, ThrowOnError>): RequestResult<HealthMetricsTextResponses, HealthMetricsTextErrors, ThrowOnError> => (options?.client ?? client).get<HealthMetricsTextResponses, HealthMetricsTextErrors, ThrowOnError>({ url: '/metrics', ...options });
 
 /**
  * List customers, newest first (keyset pagination)
@@ -238,10 +247,42 @@ export const beneficiariesGet = <ThrowOnError extends boolean = false>(options: 
 
 /**
  * Initialize a payout to a beneficiary (status initiated, with fee and rate)
+ *
+ * At or above its currency's PAYOUT_APPROVAL_THRESHOLDS the payout is stored `awaiting_approval` and the provider is not called until another API client approves it (POST /v1/payouts/{id}/approve).
  */
 export const payoutsCreate = <ThrowOnError extends boolean = false>(options: Options<PayoutsCreateData, ThrowOnError>): RequestResult<PayoutsCreateResponses, PayoutsCreateErrors, ThrowOnError> => (options.client ?? client).post<PayoutsCreateResponses, PayoutsCreateErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/payouts',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Approve a payout awaiting approval (maker-checker); it is then initialized upstream (initiated)
+ *
+ * By an API client other than the one that created the payout. The decision and its actor go to the status history; `payout.approved` is announced. Confirm follows as for any payout.
+ */
+export const payoutsApprove = <ThrowOnError extends boolean = false>(options: Options<PayoutsApproveData, ThrowOnError>): RequestResult<PayoutsApproveResponses, PayoutsApproveErrors, ThrowOnError> => (options.client ?? client).post<PayoutsApproveResponses, PayoutsApproveErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/payouts/{id}/approve',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Reject a payout awaiting approval (status rejected; the provider is never called)
+ *
+ * By an API client other than the one that created the payout; `payout.rejected` is announced.
+ */
+export const payoutsReject = <ThrowOnError extends boolean = false>(options: Options<PayoutsRejectData, ThrowOnError>): RequestResult<PayoutsRejectResponses, PayoutsRejectErrors, ThrowOnError> => (options.client ?? client).post<PayoutsRejectResponses, PayoutsRejectErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/payouts/{id}/reject',
     ...options,
     headers: {
         'Content-Type': 'application/json',
@@ -492,3 +533,56 @@ export const cardsListTransactions = <ThrowOnError extends boolean = false>(opti
  * Receive a provider callback (signed with HMAC-SHA512 of the raw body)
  */
 export const webhooksReceive = <ThrowOnError extends boolean = false>(options?: Options<WebhooksReceiveData, ThrowOnError>): RequestResult<WebhooksReceiveResponses, WebhooksReceiveErrors, ThrowOnError> => (options?.client ?? client).post<WebhooksReceiveResponses, WebhooksReceiveErrors, ThrowOnError>({ url: '/webhooks/provider', ...options });
+
+/**
+ * List reconciliation runs, newest first (keyset pages)
+ */
+export const reconciliationRunsList = <ThrowOnError extends boolean = false>(options?: Options<ReconciliationRunsListData, ThrowOnError>): RequestResult<ReconciliationRunsListResponses, ReconciliationRunsListErrors, ThrowOnError> => (options?.client ?? client).get<ReconciliationRunsListResponses, ReconciliationRunsListErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/reconciliation-runs',
+    ...options
+});
+
+/**
+ * Start a reconciliation report for a period (queued on the job queue)
+ *
+ * Every ledger row of [from, to) with a provider id (kinds payout, collection, swap by default) is looked up at the provider, throttled to RECONCILIATION_RATE per second, and compared on status, amount, fee and currency (minor units); provider callbacks of the period the gateway could not match are listed as unknown_locally. At most one run per period at a time.
+ */
+export const reconciliationRunsStart = <ThrowOnError extends boolean = false>(options: Options<ReconciliationRunsStartData, ThrowOnError>): RequestResult<ReconciliationRunsStartResponses, ReconciliationRunsStartErrors, ThrowOnError> => (options.client ?? client).post<ReconciliationRunsStartResponses, ReconciliationRunsStartErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/reconciliation-runs',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Get a reconciliation run: progress and totals per class
+ */
+export const reconciliationRunsGet = <ThrowOnError extends boolean = false>(options: Options<ReconciliationRunsGetData, ThrowOnError>): RequestResult<ReconciliationRunsGetResponses, ReconciliationRunsGetErrors, ThrowOnError> => (options.client ?? client).get<ReconciliationRunsGetResponses, ReconciliationRunsGetErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/reconciliation-runs/{id}',
+    ...options
+});
+
+/**
+ * List a run's items (filter by class; keyset pages)
+ */
+export const reconciliationRunsItems = <ThrowOnError extends boolean = false>(options: Options<ReconciliationRunsItemsData, ThrowOnError>): RequestResult<ReconciliationRunsItemsResponses, ReconciliationRunsItemsErrors, ThrowOnError> => (options.client ?? client).get<ReconciliationRunsItemsResponses, ReconciliationRunsItemsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/reconciliation-runs/{id}/items',
+    ...options
+});
+
+/**
+ * Export a run's items as CSV
+ *
+ * RFC 4180 (header row, CRLF). Columns: class, transaction_id, provider_id, kind, local_status, provider_status, currency, local_amount_minor, provider_currency, provider_amount_minor, local_fee_minor, provider_fee_minor, differences. Amounts in minor units.
+ */
+export const reconciliationRunsExport = <ThrowOnError extends boolean = false>(options: Options<ReconciliationRunsExportData, ThrowOnError>): RequestResult<ReconciliationRunsExportResponses, ReconciliationRunsExportErrors, ThrowOnError> => (options.client ?? client).get<ReconciliationRunsExportResponses, ReconciliationRunsExportErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/reconciliation-runs/{id}/export',
+    ...options
+});

@@ -4,7 +4,7 @@ export type ClientOptions = {
     baseUrl: 'http://127.0.0.1:3000' | (string & {});
 };
 
-export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_amount_mismatch' | 'internal_error';
+export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_retry_later' | 'provider_amount_mismatch' | 'internal_error' | 'approver_is_creator' | 'reconciliation_run_in_progress' | 'shutting_down';
 
 export type FieldErrorDto = {
     field: string;
@@ -103,6 +103,45 @@ export type UnsettledProblemDto = {
      * By when reconciliation has settled the row (its creation + SETTLEMENT_DEADLINE minutes): from the provider's records, or `failed` (`provider_answer_lost`) when its call moved no money, or `needs_review` when money may have moved.
      */
     settlesBy?: string;
+};
+
+export type AuditEventDto = {
+    /**
+     * Place in the chain (1, 2, 3, … without gaps).
+     */
+    seq: string;
+    at: string;
+    /**
+     * API client; null for the CLI.
+     */
+    actorId: string | null;
+    actorName: string | null;
+    action: string;
+    targetType: string;
+    targetId: string | null;
+    /**
+     * The x-request-id of the request.
+     */
+    requestId: string | null;
+    outcome: 'succeeded' | 'refused' | 'failed';
+    /**
+     * For refusals and failures: the problem `code` and HTTP `status`.
+     */
+    details: {
+        [key: string]: unknown;
+    } | null;
+    /**
+     * SHA-256 (hex) of the previous event's hash and this event's content.
+     */
+    hash: string;
+};
+
+export type AuditEventPageDto = {
+    /**
+     * Cursor of the next page, null on the last page.
+     */
+    nextCursor: string | null;
+    data: Array<AuditEventDto>;
 };
 
 export type TransactionKind = 'collection' | 'payout' | 'swap' | 'card_topup' | 'card_withdrawal' | 'card_spend';
@@ -314,7 +353,7 @@ export type CreateWebhookSubscriptionDto = {
     /**
      * Event types to receive; empty or absent = every event type.
      */
-    eventTypes?: Array<'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.expired' | 'payout.failed' | 'payout.reversed' | 'payout.succeeded' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review'>;
+    eventTypes?: Array<'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.approval_required' | 'payout.approved' | 'payout.expired' | 'payout.failed' | 'payout.rejected' | 'payout.reversed' | 'payout.succeeded' | 'reconciliation.completed' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review'>;
     description?: string;
 };
 
@@ -324,7 +363,7 @@ export type CreatedWebhookSubscriptionDto = {
     /**
      * Event types delivered; empty = every event type.
      */
-    eventTypes: Array<'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.expired' | 'payout.failed' | 'payout.reversed' | 'payout.succeeded' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review'>;
+    eventTypes: Array<'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.approval_required' | 'payout.approved' | 'payout.expired' | 'payout.failed' | 'payout.rejected' | 'payout.reversed' | 'payout.succeeded' | 'reconciliation.completed' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review'>;
     description: string | null;
     /**
      * False once deleted (disabled).
@@ -348,7 +387,7 @@ export type WebhookSubscriptionDto = {
     /**
      * Event types delivered; empty = every event type.
      */
-    eventTypes: Array<'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.expired' | 'payout.failed' | 'payout.reversed' | 'payout.succeeded' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review'>;
+    eventTypes: Array<'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.approval_required' | 'payout.approved' | 'payout.expired' | 'payout.failed' | 'payout.rejected' | 'payout.reversed' | 'payout.succeeded' | 'reconciliation.completed' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review'>;
     description: string | null;
     /**
      * False once deleted (disabled).
@@ -371,7 +410,7 @@ export type WebhookSubscriptionPageDto = {
 };
 
 export type GatewayEventDto = {
-    type: 'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.expired' | 'payout.failed' | 'payout.reversed' | 'payout.succeeded' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review';
+    type: 'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.approval_required' | 'payout.approved' | 'payout.expired' | 'payout.failed' | 'payout.rejected' | 'payout.reversed' | 'payout.succeeded' | 'reconciliation.completed' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review';
     /**
      * When the event happened.
      */
@@ -390,7 +429,7 @@ export type OutboxMessageDto = {
      */
     id: string;
     subscriptionId: string;
-    eventType: 'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.expired' | 'payout.failed' | 'payout.reversed' | 'payout.succeeded' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review';
+    eventType: 'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.approval_required' | 'payout.approved' | 'payout.expired' | 'payout.failed' | 'payout.rejected' | 'payout.reversed' | 'payout.succeeded' | 'reconciliation.completed' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review';
     status: 'pending' | 'delivered' | 'failed';
     /**
      * Delivery attempts made so far.
@@ -550,7 +589,7 @@ export type CreatePayoutDto = {
 
 export type PayoutDto = {
     id: string;
-    status: 'created' | 'unknown' | 'initiated' | 'pending' | 'processing' | 'success' | 'failed' | 'expired' | 'reversed';
+    status: 'awaiting_approval' | 'created' | 'unknown' | 'initiated' | 'pending' | 'processing' | 'success' | 'failed' | 'expired' | 'reversed' | 'rejected' | 'needs_review';
     customerId: string;
     beneficiaryId: string;
     /**
@@ -585,6 +624,13 @@ export type PayoutDto = {
     createdAt: string;
     updatedAt: string;
     completedAt: string | null;
+};
+
+export type PayoutDecisionDto = {
+    /**
+     * Why; kept in the status history (and as failureReason of a rejected payout).
+     */
+    reason?: string;
 };
 
 export type CollectionPayerDto = {
@@ -968,8 +1014,14 @@ export type CardHolderDto = {
     idNumberLast4: string;
     firstName: string;
     lastName: string;
-    phone: string;
-    address: CardHolderAddressDto;
+    /**
+     * Last four digits of the phone number.
+     */
+    phoneLast4: string;
+    /**
+     * Country of the holder's address (ISO 3166-1 alpha-2); the address itself is not answered.
+     */
+    country: string | null;
     /**
      * Why KYC failed.
      */
@@ -1114,6 +1166,174 @@ export type CardTransactionPageDto = {
     nextCursor: string | null;
     data: Array<CardTransactionDto>;
 };
+
+export type CreateReconciliationRunDto = {
+    /**
+     * Start of the period (inclusive), ISO 8601; ledger rows by createdAt, callbacks by receipt.
+     */
+    from: string;
+    /**
+     * End of the period (exclusive).
+     */
+    to: string;
+    /**
+     * Ledger kinds to compare (default all three). Card movements are not known to the lookup.
+     */
+    kinds?: Array<'payout' | 'collection' | 'swap'>;
+};
+
+export type ReconciliationTotalsDto = {
+    matched: number;
+    /**
+     * Status differs (lower-case on both sides).
+     */
+    status_mismatch: number;
+    /**
+     * Amount, fee or currency differs (minor units).
+     */
+    amount_mismatch: number;
+    /**
+     * The provider answers 404 for the provider id.
+     */
+    missing_at_provider: number;
+    /**
+     * Provider callbacks of the period the gateway could not match.
+     */
+    unknown_locally: number;
+};
+
+export type ReconciliationRunDto = {
+    id: string;
+    from: string;
+    to: string;
+    kinds: Array<'payout' | 'collection' | 'swap'>;
+    status: 'queued' | 'running' | 'completed' | 'failed';
+    /**
+     * The API client that asked; null for the nightly run.
+     */
+    requestedBy: string | null;
+    /**
+     * Ledger rows to compare (counted when the run starts).
+     */
+    total: number;
+    /**
+     * Ledger rows compared so far.
+     */
+    processed: number;
+    /**
+     * Items per class (so far, while running).
+     */
+    totals: ReconciliationTotalsDto;
+    error: string | null;
+    createdAt: string;
+    startedAt: string | null;
+    completedAt: string | null;
+};
+
+export type ReconciliationRunPageDto = {
+    /**
+     * Cursor of the next page, null on the last page.
+     */
+    nextCursor: string | null;
+    data: Array<ReconciliationRunDto>;
+};
+
+export type ReconciliationItemDto = {
+    id: string;
+    class: 'matched' | 'status_mismatch' | 'amount_mismatch' | 'missing_at_provider' | 'unknown_locally';
+    transactionId: string | null;
+    providerId: string | null;
+    kind: string | null;
+    localStatus: string | null;
+    providerStatus: string | null;
+    /**
+     * Minor units of `currency`.
+     */
+    localAmount: number | null;
+    /**
+     * Minor units of `providerCurrency`.
+     */
+    providerAmount: number | null;
+    localFee: number | null;
+    providerFee: number | null;
+    currency: string | null;
+    providerCurrency: string | null;
+    /**
+     * `differences` (fields that differ), the provider error, or the callback (unknown_locally).
+     */
+    details: {
+        [key: string]: unknown;
+    } | null;
+    createdAt: string;
+};
+
+export type ReconciliationItemPageDto = {
+    /**
+     * Cursor of the next page, null on the last page.
+     */
+    nextCursor: string | null;
+    data: Array<ReconciliationItemDto>;
+};
+
+export type AuditListData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        limit?: number;
+        /**
+         * Only events of this API client.
+         */
+        actorId?: string;
+        /**
+         * Only this action.
+         */
+        action?: string;
+        /**
+         * Only events about this resource id.
+         */
+        targetId?: string;
+        /**
+         * Events at or after this instant.
+         */
+        from?: string;
+        /**
+         * Events before this instant.
+         */
+        to?: string;
+    };
+    url: '/v1/audit-events';
+};
+
+export type AuditListErrors = {
+    /**
+     * validation_failed: the failing fields are in `errors`.
+     */
+    400: ProblemDto;
+    /**
+     * Missing, unknown or revoked API key.
+     */
+    401: ProblemDto;
+    /**
+     * The key lacks scope audit:read.
+     */
+    403: ProblemDto;
+    /**
+     * Rate limit of the API key exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+};
+
+export type AuditListError = AuditListErrors[keyof AuditListErrors];
+
+export type AuditListResponses = {
+    200: AuditEventPageDto;
+};
+
+export type AuditListResponse = AuditListResponses[keyof AuditListResponses];
 
 export type TransactionsListData = {
     body?: never;
@@ -1763,7 +1983,7 @@ export type HealthReadyData = {
 
 export type HealthReadyErrors = {
     /**
-     * The database is not reachable.
+     * The instance is shutting down (from the stop signal on), or the database is not reachable.
      */
     503: ProblemDto;
 };
@@ -1772,7 +1992,7 @@ export type HealthReadyError = HealthReadyErrors[keyof HealthReadyErrors];
 
 export type HealthReadyResponses = {
     /**
-     * The database is reachable.
+     * The database is reachable. `details.provider.breaker` shows the provider circuit breaker's state (closed, half_open, open); it never fails readiness.
      */
     200: unknown;
 };
@@ -1783,6 +2003,15 @@ export type HealthMetricsTextData = {
     query?: never;
     url: '/metrics';
 };
+
+export type HealthMetricsTextErrors = {
+    /**
+     * METRICS_TOKEN is set and the bearer token is not it.
+     */
+    401: ProblemDto;
+};
+
+export type HealthMetricsTextError = HealthMetricsTextErrors[keyof HealthMetricsTextErrors];
 
 export type HealthMetricsTextResponses = {
     /**
@@ -2243,6 +2472,126 @@ export type PayoutsCreateResponses = {
 };
 
 export type PayoutsCreateResponse = PayoutsCreateResponses[keyof PayoutsCreateResponses];
+
+export type PayoutsApproveData = {
+    body: PayoutDecisionDto;
+    headers: {
+        /**
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         */
+        'Idempotency-Key': string;
+    };
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/payouts/{id}/approve';
+};
+
+export type PayoutsApproveErrors = {
+    /**
+     * validation_failed: the failing fields are in `errors`.
+     */
+    400: ProblemDto;
+    /**
+     * Missing, unknown or revoked API key.
+     */
+    401: ProblemDto;
+    /**
+     * The key lacks scope payouts:approve, or created this payout (`approver_is_creator`).
+     *
+     * The key lacks scope payouts:approve.
+     */
+    403: ProblemDto;
+    /**
+     * not_found: no payout with this id.
+     */
+    404: ProblemDto;
+    /**
+     * Not awaiting approval (already decided, or its approval TTL lapsed: expired).
+     *
+     * idempotency_key_reused (same key, other body), request_in_progress, or a conflict of the resource.
+     */
+    409: ProblemDto;
+    /**
+     * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
+     */
+    422: ProblemDto;
+    /**
+     * Rate limit of the API key exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+    /**
+     * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
+     */
+    502: UnsettledProblemDto;
+    /**
+     * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
+     */
+    504: UnsettledProblemDto;
+};
+
+export type PayoutsApproveError = PayoutsApproveErrors[keyof PayoutsApproveErrors];
+
+export type PayoutsApproveResponses = {
+    201: PayoutDto;
+};
+
+export type PayoutsApproveResponse = PayoutsApproveResponses[keyof PayoutsApproveResponses];
+
+export type PayoutsRejectData = {
+    body: PayoutDecisionDto;
+    headers: {
+        /**
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         */
+        'Idempotency-Key': string;
+    };
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/payouts/{id}/reject';
+};
+
+export type PayoutsRejectErrors = {
+    /**
+     * validation_failed: the failing fields are in `errors`.
+     */
+    400: ProblemDto;
+    /**
+     * Missing, unknown or revoked API key.
+     */
+    401: ProblemDto;
+    /**
+     * The key lacks scope payouts:approve, or created this payout (`approver_is_creator`).
+     *
+     * The key lacks scope payouts:approve.
+     */
+    403: ProblemDto;
+    /**
+     * not_found: no payout with this id.
+     */
+    404: ProblemDto;
+    /**
+     * Not awaiting approval (already decided, or its approval TTL lapsed: expired).
+     *
+     * idempotency_key_reused (same key, other body), request_in_progress, or a conflict of the resource.
+     */
+    409: ProblemDto;
+    /**
+     * Rate limit of the API key exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+};
+
+export type PayoutsRejectError = PayoutsRejectErrors[keyof PayoutsRejectErrors];
+
+export type PayoutsRejectResponses = {
+    201: PayoutDto;
+};
+
+export type PayoutsRejectResponse = PayoutsRejectResponses[keyof PayoutsRejectResponses];
 
 export type PayoutsConfirmData = {
     body?: never;
@@ -3452,3 +3801,211 @@ export type WebhooksReceiveResponses = {
      */
     200: unknown;
 };
+
+export type ReconciliationRunsListData = {
+    body?: never;
+    path?: never;
+    query?: {
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        limit?: number;
+    };
+    url: '/v1/reconciliation-runs';
+};
+
+export type ReconciliationRunsListErrors = {
+    /**
+     * validation_failed: the failing fields are in `errors`.
+     */
+    400: ProblemDto;
+    /**
+     * Missing, unknown or revoked API key.
+     */
+    401: ProblemDto;
+    /**
+     * The key lacks scope reconciliation:read.
+     */
+    403: ProblemDto;
+    /**
+     * Rate limit of the API key exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+};
+
+export type ReconciliationRunsListError = ReconciliationRunsListErrors[keyof ReconciliationRunsListErrors];
+
+export type ReconciliationRunsListResponses = {
+    200: ReconciliationRunPageDto;
+};
+
+export type ReconciliationRunsListResponse = ReconciliationRunsListResponses[keyof ReconciliationRunsListResponses];
+
+export type ReconciliationRunsStartData = {
+    body: CreateReconciliationRunDto;
+    path?: never;
+    query?: never;
+    url: '/v1/reconciliation-runs';
+};
+
+export type ReconciliationRunsStartErrors = {
+    /**
+     * validation_failed: the failing fields are in `errors`.
+     */
+    400: ProblemDto;
+    /**
+     * Missing, unknown or revoked API key.
+     */
+    401: ProblemDto;
+    /**
+     * The key lacks scope reconciliation:write.
+     */
+    403: ProblemDto;
+    /**
+     * A run for this period is queued or running (`reconciliation_run_in_progress`, with `runId`).
+     */
+    409: ProblemDto;
+    /**
+     * Rate limit of the API key exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+};
+
+export type ReconciliationRunsStartError = ReconciliationRunsStartErrors[keyof ReconciliationRunsStartErrors];
+
+export type ReconciliationRunsStartResponses = {
+    202: ReconciliationRunDto;
+};
+
+export type ReconciliationRunsStartResponse = ReconciliationRunsStartResponses[keyof ReconciliationRunsStartResponses];
+
+export type ReconciliationRunsGetData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/reconciliation-runs/{id}';
+};
+
+export type ReconciliationRunsGetErrors = {
+    /**
+     * validation_failed: the failing fields are in `errors`.
+     */
+    400: ProblemDto;
+    /**
+     * Missing, unknown or revoked API key.
+     */
+    401: ProblemDto;
+    /**
+     * The key lacks scope reconciliation:read.
+     */
+    403: ProblemDto;
+    /**
+     * not_found: no reconciliation run with this id.
+     */
+    404: ProblemDto;
+    /**
+     * Rate limit of the API key exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+};
+
+export type ReconciliationRunsGetError = ReconciliationRunsGetErrors[keyof ReconciliationRunsGetErrors];
+
+export type ReconciliationRunsGetResponses = {
+    200: ReconciliationRunDto;
+};
+
+export type ReconciliationRunsGetResponse = ReconciliationRunsGetResponses[keyof ReconciliationRunsGetResponses];
+
+export type ReconciliationRunsItemsData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: {
+        /**
+         * Opaque cursor from a previous page's `nextCursor`.
+         */
+        cursor?: string;
+        limit?: number;
+        class?: 'matched' | 'status_mismatch' | 'amount_mismatch' | 'missing_at_provider' | 'unknown_locally';
+    };
+    url: '/v1/reconciliation-runs/{id}/items';
+};
+
+export type ReconciliationRunsItemsErrors = {
+    /**
+     * validation_failed: the failing fields are in `errors`.
+     */
+    400: ProblemDto;
+    /**
+     * Missing, unknown or revoked API key.
+     */
+    401: ProblemDto;
+    /**
+     * The key lacks scope reconciliation:read.
+     */
+    403: ProblemDto;
+    /**
+     * not_found: no reconciliation run with this id.
+     */
+    404: ProblemDto;
+    /**
+     * Rate limit of the API key exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+};
+
+export type ReconciliationRunsItemsError = ReconciliationRunsItemsErrors[keyof ReconciliationRunsItemsErrors];
+
+export type ReconciliationRunsItemsResponses = {
+    200: ReconciliationItemPageDto;
+};
+
+export type ReconciliationRunsItemsResponse = ReconciliationRunsItemsResponses[keyof ReconciliationRunsItemsResponses];
+
+export type ReconciliationRunsExportData = {
+    body?: never;
+    path: {
+        id: string;
+    };
+    query?: never;
+    url: '/v1/reconciliation-runs/{id}/export';
+};
+
+export type ReconciliationRunsExportErrors = {
+    /**
+     * validation_failed: the failing fields are in `errors`.
+     */
+    400: ProblemDto;
+    /**
+     * Missing, unknown or revoked API key.
+     */
+    401: ProblemDto;
+    /**
+     * The key lacks scope reconciliation:read.
+     */
+    403: ProblemDto;
+    /**
+     * not_found: no reconciliation run with this id.
+     */
+    404: ProblemDto;
+    /**
+     * Rate limit of the API key exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+};
+
+export type ReconciliationRunsExportError = ReconciliationRunsExportErrors[keyof ReconciliationRunsExportErrors];
+
+export type ReconciliationRunsExportResponses = {
+    /**
+     * The CSV file.
+     */
+    200: string;
+};
+
+export type ReconciliationRunsExportResponse = ReconciliationRunsExportResponses[keyof ReconciliationRunsExportResponses];
