@@ -48,6 +48,8 @@ describe('finance page operations (e2e, Chromium)', () => {
     await page.fill('#api-key', checker.key);
     await page.click('button[type=submit]');
     await page.getByTestId('transactions').waitFor();
+    // Approvals and reports have their own view (tab) of the page.
+    await page.getByTestId('tab-operations').click();
   }, 120_000);
 
   afterAll(async () => {

@@ -454,22 +454,6 @@ describe('finance page (e2e, headless Chromium)', () => {
     expect(pageErrors).toEqual([]);
   });
 
-  it('shows the audit trail in its own tab (scope audit:read), with who did what', async () => {
-    await page.getByTestId('tab-audit').click();
-    await page.locator('[data-testid=audit-section] [role=alert]').filter({ hasText: 'audit:read' }).waitFor();
-    const auditorKey = await h.key(['transactions:read', 'audit:read']);
-    await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${auditorKey}')`);
-    await page.reload();
-    await page.getByTestId('tab-audit').click();
-    await page.locator('[data-testid=audit-events] tr', { hasText: 'payout.confirm' }).first().waitFor();
-    const text = await page.getByTestId('audit-events').textContent();
-    expect(text).toContain('payout.create');
-    expect(text).toContain('succeeded');
-    await page.screenshot({ path: path.join(shots, 'finance-audit.png'), fullPage: true });
-    expect(pageErrors).toEqual([]);
-    await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${financeKey}')`);
-  });
-
   /** Horizontal overflow of the page: the document's width, and elements reaching past the viewport outside a table's scroll box. */
   const overflow = () =>
     page.evaluate(() => {
@@ -580,6 +564,22 @@ describe('finance page (e2e, headless Chromium)', () => {
     expect(await net('USD')).toEqual(['0.00 USD', `${major(usdSucceeded)} USD`, `-${major(usdSucceeded)} USD`]);
     expect(await net('NGN')).toEqual(['300,000.00 NGN', '0.00 NGN', '300,000.00 NGN']);
     expect(await net('KES')).toEqual(['—', '—', '—']); // nothing succeeded: nothing moved
+  });
+
+  it('shows the audit trail in its own tab (scope audit:read), with who did what', async () => {
+    await page.getByTestId('tab-audit').click();
+    await page.locator('[data-testid=audit-section] [role=alert]').filter({ hasText: 'audit:read' }).waitFor();
+    const auditorKey = await h.key(['transactions:read', 'audit:read']);
+    await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${auditorKey}')`);
+    await page.reload();
+    await page.getByTestId('tab-audit').click();
+    await page.locator('[data-testid=audit-events] tr', { hasText: 'payout.confirm' }).first().waitFor();
+    const text = await page.getByTestId('audit-events').textContent();
+    expect(text).toContain('payout.create');
+    expect(text).toContain('succeeded');
+    await page.screenshot({ path: path.join(shots, 'finance-audit.png'), fullPage: true });
+    expect(pageErrors).toEqual([]);
+    await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${financeKey}')`);
   });
 
   it('sends a session whose key stopped working back to sign-in, and signs out', async () => {

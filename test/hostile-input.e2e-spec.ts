@@ -376,8 +376,9 @@ describe('hostile input (property, e2e): never a 5xx, every 4xx problem+json and
       if (typeof id !== 'string' || !/^[0-9a-f-]{36}$/.test(id)) throw new Error(`fixture ${name}: ${String(id)}`);
     }
 
-    // Count every row written to any table but idempotency_records, in the writing transaction
-    // (a rolled-back write counts nothing).
+    // Count every row written to any table but idempotency_records and audit_events, in the writing
+    // transaction (a rolled-back write counts nothing). A refused request leaves exactly its audit
+    // event (issue 14: refusals are audited too), which is the record of the refusal, not an effect.
     await h.db.query(`
       CREATE TABLE hostile_input_writes (n bigint NOT NULL);
       INSERT INTO hostile_input_writes VALUES (0);
@@ -385,7 +386,7 @@ describe('hostile input (property, e2e): never a 5xx, every 4xx problem+json and
       BEGIN UPDATE hostile_input_writes SET n = n + 1; RETURN NULL; END $$;
       DO $$ DECLARE t text; BEGIN
         FOR t IN SELECT tablename FROM pg_tables WHERE schemaname = 'public'
-          AND tablename NOT IN ('idempotency_records', 'hostile_input_writes', '_prisma_migrations') LOOP
+          AND tablename NOT IN ('idempotency_records', 'audit_events', 'hostile_input_writes', '_prisma_migrations') LOOP
           EXECUTE format('CREATE TRIGGER hostile_input_count AFTER INSERT OR UPDATE OR DELETE ON %I
             FOR EACH ROW EXECUTE FUNCTION hostile_input_count()', t);
         END LOOP;

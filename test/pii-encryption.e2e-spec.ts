@@ -137,7 +137,7 @@ describe('personal data encryption (e2e): a dump of every table holds none of it
       .http()
       .post('/v1/webhook-subscriptions')
       .set(auth)
-      .send({ url: 'https://apps.example.com/pii-hooks', description: 'pii test' });
+      .send({ url: 'http://127.0.0.1:9/pii-hooks', description: 'pii test' });
     expect(subscription.status).toBe(201);
     const secret = subscription.body.secret as string;
     expect(secret).toMatch(/^whsec_/);
@@ -267,7 +267,7 @@ describe('personal data encryption (e2e): key rotation between two keys', () => 
       .http()
       .post('/v1/webhook-subscriptions')
       .set(auth)
-      .send({ url: 'https://apps.example.com/rotation' });
+      .send({ url: 'http://127.0.0.1:9/rotation' });
     expect(subscription.status).toBe(201);
     // A legacy row from before encryption: plaintext, no hashes.
     const legacyCustomer = await kit.customer('rot-legacy@example.com', '+234');
@@ -345,9 +345,15 @@ describe('personal data encryption (e2e): key rotation between two keys', () => 
   }, 240_000);
 
   it('production refuses to start without PII_ENCRYPTION_KEYS, naming it, and starts with it', async () => {
-    const saved = { NODE_ENV: process.env.NODE_ENV, PII_ENCRYPTION_KEYS: process.env.PII_ENCRYPTION_KEYS };
+    const saved = {
+      NODE_ENV: process.env.NODE_ENV,
+      PII_ENCRYPTION_KEYS: process.env.PII_ENCRYPTION_KEYS,
+      OUTBOUND_ALLOW_PRIVATE: process.env.OUTBOUND_ALLOW_PRIVATE,
+    };
     try {
       process.env.NODE_ENV = 'production';
+      // The tests' loopback receivers setting is itself refused in production (issue 14 item 2).
+      delete process.env.OUTBOUND_ALLOW_PRIVATE;
       delete process.env.PII_ENCRYPTION_KEYS;
       await expect(createApp({ bufferLogs: true })).rejects.toThrow(
         /PII_ENCRYPTION_KEYS is required when NODE_ENV=production/,
@@ -366,6 +372,7 @@ describe('personal data encryption (e2e): key rotation between two keys', () => 
     } finally {
       process.env.NODE_ENV = saved.NODE_ENV;
       process.env.PII_ENCRYPTION_KEYS = saved.PII_ENCRYPTION_KEYS;
+      process.env.OUTBOUND_ALLOW_PRIVATE = saved.OUTBOUND_ALLOW_PRIVATE;
     }
   }, 120_000);
 });

@@ -137,6 +137,8 @@ describe('outbound webhooks cannot reach inside (e2e, issue 14 item 2)', () => {
       PROVIDER_API_KEY: 'k',
       PROVIDER_WEBHOOK_SECRET: 's',
       PUBLIC_BASE_URL: 'https://gateway.example.com',
+      // Production also needs a personal-data key (issue 14 item 1): given, so the refusal is this setting's.
+      PII_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
     };
     expect(() => validateEnv({ ...base, NODE_ENV: 'production', OUTBOUND_ALLOW_PRIVATE: 'true' })).toThrow(
       /OUTBOUND_ALLOW_PRIVATE/,

@@ -9,6 +9,7 @@ describe('finance page assets', () => {
     expect([...bundle.page.keys()].sort()).toEqual([
       'api.js',
       'app.js',
+      'audit.js',
       'charts.js',
       'format.js',
       'index.html',

@@ -575,7 +575,7 @@ function Summary({ summary, flows, error, loading }) {
   </section>`;
 }
 
-function LedgerView({ api, apiKey, onAuthError }) {
+function LedgerView({ api, onAuthError }) {
   const [filters, setFilters] = useState(EMPTY_FILTERS);
   // Bumped by every "Apply", so that applying the same filters again reloads.
   const [version, setVersion] = useState(0);
@@ -730,8 +730,6 @@ function LedgerView({ api, apiKey, onAuthError }) {
       error=${summary.error}
       loading=${summaryLoading}
     />
-    <${ApprovalQueue} apiKey=${apiKey} />
-    <${ReconciliationRuns} apiKey=${apiKey} />
   </div>`;
 }
 
@@ -740,8 +738,17 @@ function LedgerView({ api, apiKey, onAuthError }) {
  * component taking `{ api, apiKey, onAuthError }`: `api` is financeApi(key) (api.js), `onAuthError(error)`
  * sends a refused key back to sign-in and returns true, else false.
  */
+/** Payout approvals and reconciliation reports (operations.js), one view. */
+function OperationsView({ apiKey }) {
+  return html`<div class="operations-view">
+    <${ApprovalQueue} apiKey=${apiKey} />
+    <${ReconciliationRuns} apiKey=${apiKey} />
+  </div>`;
+}
+
 const VIEWS = [
   { id: 'ledger', label: 'Ledger', component: LedgerView },
+  { id: 'operations', label: 'Approvals and reports', component: OperationsView },
   { id: 'audit', label: 'Audit trail', component: AuditTrail },
 ];
 
