@@ -238,15 +238,13 @@ export async function flatOut(opts: {
   // autocannon calls a step's onResponse, then emits 'response' for the same answer, synchronously:
   // the wrapper below tells the listener which step answered.
   let answered = 0;
-  const wrapped = steps.map(
-    (step, i): autocannon.Request => ({
-      ...step,
-      onResponse: (status: number, body: string, context: object, headers: autocannon.Request['headers']) => {
-        answered = i;
-        (step.onResponse as ((...args: unknown[]) => void) | undefined)?.(status, body, context, headers);
-      },
-    }),
-  );
+  const wrapped = steps.map((step, i): autocannon.Request => ({
+    ...step,
+    onResponse: (status: number, body: string, context: object, headers: autocannon.Request['headers']) => {
+      answered = i;
+      (step.onResponse as ((...args: unknown[]) => void) | undefined)?.(status, body, context, headers);
+    },
+  }));
   const started = performance.now();
   // Without a callback autocannon returns an instance that is both an EventEmitter and a promise.
   const instance = autocannon({

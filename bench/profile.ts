@@ -11,7 +11,7 @@
  * the samples taken while it was on top of the stack, summed over every call-tree node of the same
  * function (functionName + url:line).
  */
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { table } from './load';
 import type { BenchStack } from './stack';
@@ -22,6 +22,7 @@ export interface CpuProfile {
     id: number;
     callFrame: { functionName: string; url: string; lineNumber: number };
     hitCount?: number;
+    children?: number[];
   }>;
   startTime: number;
   endTime: number;
@@ -53,6 +54,8 @@ export interface ProfileSummary {
   windowed: boolean;
   frames: SelfTime[];
   packages: SelfTime[];
+  /** The project's own functions (outside node_modules and node's internals) by total time: self plus callees. */
+  ownInclusive: SelfTime[];
 }
 
 /** Now on the monotonic clock that V8 profiles use, microseconds. */
@@ -67,6 +70,13 @@ function shortUrl(url: string): string {
   if (nm >= 0) return file.slice(nm + '/node_modules/'.length);
   const cwd = `${process.cwd()}/`;
   return file.startsWith(cwd) ? file.slice(cwd.length) : file;
+}
+
+/** `functionName file:line` (line 1-based), or V8's pseudo-frame name. */
+function frameName(frame: { functionName: string; url: string; lineNumber: number }): string {
+  return frame.url
+    ? `${frame.functionName || '(anonymous)'} ${shortUrl(frame.url)}:${frame.lineNumber + 1}`
+    : frame.functionName;
 }
 
 /** What a frame belongs to: a package, a directory of the project (e.g. dist/webhooks), node's internals, or V8's pseudo-frames. */
@@ -101,6 +111,10 @@ export function summarizeProfile(profile: CpuProfile, window?: ProfileWindow, to
   const windowed = window !== undefined && samples.some((_s, i) => inWindow(i));
   const keep = (i: number) => !windowed || inWindow(i);
 
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const own = (url: string) => url !== '' && !url.startsWith('node:') && !url.includes('/node_modules/');
+  const inclusive = new Map<string, number>();
   const frames = new Map<string, number>();
   const packages = new Map<string, number>();
   let totalUs = 0;
@@ -111,13 +125,20 @@ export function summarizeProfile(profile: CpuProfile, window?: ProfileWindow, to
     if (!node) continue;
     const us = weightOf(i);
     totalUs += us;
-    const { functionName, url, lineNumber } = node.callFrame;
+    const { functionName, url } = node.callFrame;
     if (functionName === '(idle)') {
       idleUs += us;
       continue;
     }
-    const name = url ? `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}` : functionName;
+    const name = frameName(node.callFrame);
     frames.set(name, (frames.get(name) ?? 0) + us);
+    // Total time: every distinct own function on this sample's stack gets the sample once.
+    const onStack = new Set<string>();
+    for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+      const frame = byId.get(id)?.callFrame;
+      if (frame && own(frame.url)) onStack.add(frameName(frame));
+    }
+    for (const f of onStack) inclusive.set(f, (inclusive.get(f) ?? 0) + us);
     const pkg = packageOf(url, functionName);
     packages.set(pkg, (packages.get(pkg) ?? 0) + us);
   }
@@ -132,6 +153,7 @@ export function summarizeProfile(profile: CpuProfile, window?: ProfileWindow, to
     windowed,
     frames: rank(frames, top),
     packages: rank(packages, 10),
+    ownInclusive: rank(inclusive, 12),
   };
 }
 
@@ -144,12 +166,14 @@ export function formatProfile(summary: ProfileSummary, title: string): string {
     table(['top self-time frames', 'self ms', 'share'], rows(summary.frames)),
     '',
     table(['self time by package / directory', 'self ms', 'share'], rows(summary.packages)),
+    '',
+    table(["the project's functions by total time (self + callees)", 'total ms', 'share'], rows(summary.ownInclusive)),
   ].join('\n');
 }
 
 /**
  * Reads the newest `.cpuprofile` in `dir` (the process must have exited), summarises the samples in
- * `window`, removes `dir` and returns the text.
+ * `window` and returns the text, with the file's path (kept, to open in a profiler).
  * @throws Error when `dir` holds no profile
  */
 export function profileReport(dir: string, window: ProfileWindow | undefined, title: string): string {
@@ -157,9 +181,9 @@ export function profileReport(dir: string, window: ProfileWindow | undefined, ti
     .filter((f) => f.endsWith('.cpuprofile'))
     .sort();
   if (!files.length) throw new Error(`no .cpuprofile in ${dir} (did the gateway exit cleanly?)`);
-  const profile = JSON.parse(readFileSync(path.join(dir, files[files.length - 1]), 'utf8')) as CpuProfile;
-  rmSync(dir, { recursive: true, force: true });
-  return formatProfile(summarizeProfile(profile, window), title);
+  const file = path.join(dir, files[files.length - 1]);
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  return `${formatProfile(summarizeProfile(profile, window), title)}\n\nthe whole profile: ${file} (Chrome DevTools, Performance → Load profile)`;
 }
 
 /**

@@ -131,7 +131,9 @@ function sampleBacklog(sql: Client, everyMs: number) {
   let stopped = false;
   const done = (async () => {
     while (!stopped) {
-      const { rows } = await sql.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_events WHERE outcome = 'pending'`);
+      const { rows } = await sql.query<{ n: string }>(
+        `SELECT count(*) AS n FROM webhook_events WHERE outcome = 'pending'`,
+      );
       samples.push({ at: Date.now(), pending: Number(rows[0].n) });
       await new Promise((r) => setTimeout(r, everyMs));
     }
@@ -215,7 +217,13 @@ async function main(): Promise<void> {
     const raw = await startRawBaseline(stack);
     let base: FlatOutResult & { cpuPerRequestUs: number };
     try {
-      await flatOut({ name: 'warm-up', origin: raw.origin, requests: callbacks(), seconds: 1, connections: CONNECTIONS });
+      await flatOut({
+        name: 'warm-up',
+        origin: raw.origin,
+        requests: callbacks(),
+        seconds: 1,
+        connections: CONNECTIONS,
+      });
       base = await withCpu(raw.pid, () =>
         flatOut({
           name: 'raw receiver (signature check + 200)',
@@ -300,7 +308,14 @@ async function main(): Promise<void> {
     ];
     process.stdout.write(out.join('\n'));
     process.stdout.write(await whereTheTimeGoes(stack, window, appliedRate < 1500));
-    if (ack.non2xx > 0 || lost !== 0 || doubled !== 0 || inboxRows !== EVENTS || webhookMoves !== EVENTS || notApplied) {
+    if (
+      ack.non2xx > 0 ||
+      lost !== 0 ||
+      doubled !== 0 ||
+      inboxRows !== EVENTS ||
+      webhookMoves !== EVENTS ||
+      notApplied
+    ) {
       throw new Error('webhook effects were not applied exactly once (see above)');
     }
   } finally {
