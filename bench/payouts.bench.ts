@@ -177,8 +177,21 @@ async function main(): Promise<void> {
     const base = await run('simulator initialize + finalize', simOrigin, simulatorSteps, stack.pids.simulator);
     const gateway = await run('gateway create + confirm', origin, gatewaySteps, stack.pids.gateway);
     // Requests cut off by the end of the run still finish in the gateway: let them land before comparing
-    // (and PostgreSQL flush its statistics, at most once a second).
-    await new Promise((r) => setTimeout(r, 2000));
+    // (rows written ahead, or claimed for confirmation, still waiting for the provider's answer), and
+    // PostgreSQL flush its statistics (at most once a second).
+    const settleBy = Date.now() + 60_000;
+    do await new Promise((r) => setTimeout(r, 1100));
+    while (
+      Date.now() < settleBy &&
+      Number(
+        (
+          await sql.query<{ n: string }>(
+            `SELECT count(*) AS n FROM transactions WHERE kind = 'payout'
+               AND (status = 'created' OR (status = 'initiated' AND confirm_requested_at IS NOT NULL))`,
+          )
+        ).rows[0].n,
+      ) > 0
+    );
     const dbAfter = await dbCounters();
 
     // Payouts: confirmed (2xx on the second step) per second; CPU per payout = CPU per request × 2.

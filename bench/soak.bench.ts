@@ -192,7 +192,8 @@ async function main(): Promise<void> {
     window.toUs = monotonicMicros();
     const statuses = new Map(Object.entries(result.statuses).map(([s, n]) => [Number(s), n]));
 
-    // Settle: the simulator's pending completions and callbacks, then the gateway's inbox.
+    // Settle: requests the gateway was still working on when the load stopped (rows written ahead,
+    // `created`), the simulator's pending completions and callbacks, then the gateway's inbox.
     process.stdout.write('load done; waiting for callbacks to settle…\n');
     const settleBy = Date.now() + 120_000;
     for (;;) {
@@ -201,7 +202,7 @@ async function main(): Promise<void> {
         (
           await sql.query<{ n: string }>(
             `SELECT (SELECT count(*) FROM webhook_events WHERE outcome = 'pending')
-                  + (SELECT count(*) FROM transactions WHERE status IN ('pending', 'processing')) AS n`,
+                  + (SELECT count(*) FROM transactions WHERE status IN ('created', 'pending', 'processing')) AS n`,
           )
         ).rows[0].n,
       );
