@@ -12,7 +12,7 @@
  * limit per minute, default 6000; the probe key is sent twice that).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +25,9 @@ import { createPgAdapter } from '../src/database/prisma.service';
 import { PrismaClient } from '../src/generated/prisma/client';
 import { buildGateway, spawnNode, waitUntilUp } from './lib';
 import { BENCH_PROVIDER_KEY, BENCH_WEBHOOK_SECRET, runBench } from './stack';
+
+/** One personal-data key for the run, shared by the three instances (production refuses to start without one). */
+const PII_KEYS = process.env.PII_ENCRYPTION_KEYS ?? `bench:${randomBytes(32).toString('base64')}`;
 
 const SECONDS = Math.min(600, Math.max(10, Number(process.env.BENCH_SECONDS ?? 60)));
 const CLIENTS = Math.min(1000, Math.max(1, Number(process.env.BENCH_CLIENTS ?? 200)));
@@ -157,6 +160,7 @@ async function main(): Promise<void> {
         DATABASE_URL: databaseUrl,
         REDIS_URL,
         REDIS_KEY_PREFIX: prefix,
+        PII_ENCRYPTION_KEYS: PII_KEYS,
         PROVIDER_BASE_URL: `${sim}/api/v1`,
         PROVIDER_API_KEY: BENCH_PROVIDER_KEY,
         PROVIDER_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,

@@ -11,9 +11,10 @@
  *     pages (target p95 ≤ 15 ms);
  *   - the summary of a month (target ≤ 300 ms);
  *   - the CSV export of every row: time and the gateway's peak RSS (targets ≤ 20 s, ≤ 250 MB);
- *   - GET /v1/transactions/{id} flat out (autocannon, 10 connections, `--seconds`, default 10)
- *     through the gateway and through a raw baseline (bench/raw-baseline.ts: plain Fastify +
- *     pg, the same query), and the ratio of requests/s (target ≥ 0.60).
+ *   - GET /v1/transactions/{id} flat out (bench/load.ts `flatOut`, 10 connections, `--seconds`,
+ *     default 10) through the gateway and through a raw baseline (bench/raw-baseline.ts: plain
+ *     Fastify + pg, the same query), the ratio of requests/s (target ≥ 0.60) and each process's
+ *     CPU µs per request (/proc). BENCH_PROFILE=1: the gateway's top frames during its run.
  * The database is dropped at the end. Numbers on a shared 2-core machine are noisy.
  */
 import 'dotenv/config';
@@ -22,15 +23,14 @@ import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import autocannon from 'autocannon';
 import { SingleBar, Presets } from 'cli-progress';
 import type { Client } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { freePort } from '../scripts/lib/embedded-db';
 import { encodeCursor } from '../src/common/pagination';
 import { listStatement, summaryStatement } from '../src/transactions/transaction-query';
-import { spawnNode, waitUntilUp } from './lib';
-import { runBench, startStack } from './stack';
+import { flatOut, type FlatOutResult, withCpu } from './load';
+import { monotonicMicros, whereTheTimeGoes } from './profile';
+import { runBench, startRawBaseline, startStack } from './stack';
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -279,35 +279,31 @@ async function sequential(
   return { name, samples: count, p50: percentile(times, 50), p95: percentile(times, 95), max: times[times.length - 1] };
 }
 
-/** GET /v1/transactions/{id} flat out with autocannon, rotating over `ids`. */
-async function flatOut(
+/** GET /v1/transactions/{id} flat out through bench/load.ts (10 connections), rotating over `ids`, with `pid`'s CPU per request. */
+async function byIdFlatOut(
   name: string,
   origin: string,
   ids: string[],
   headers: Record<string, string>,
   seconds: number,
-): Promise<{ name: string; rps: number; p50: number; p99: number; non2xx: number; errors: number }> {
+  pid: number,
+): Promise<FlatOutResult & { cpuPerRequestUs: number }> {
   let n = 0;
-  const result = await autocannon({
-    url: origin,
-    connections: 10,
-    duration: seconds,
-    headers,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (req: autocannon.Request) => ({ ...req, path: `/v1/transactions/${ids[n++ % ids.length]}` }),
-      },
-    ],
-  });
-  return {
-    name,
-    rps: result.requests.total / seconds,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-  };
+  return withCpu(pid, () =>
+    flatOut({
+      name,
+      origin,
+      connections: 10,
+      seconds,
+      requests: [
+        {
+          method: 'GET',
+          headers,
+          setupRequest: (req) => ({ ...req, path: `/v1/transactions/${ids[n++ % ids.length]}` }),
+        },
+      ],
+    }),
+  );
 }
 
 function rssMb(pid: number): { rss: number; hwm: number } {
@@ -509,24 +505,21 @@ async function main(): Promise<void> {
     const exported = await exportAll(origin, auth, stack.pids.gateway);
 
     // get-by-id: gateway vs the raw baseline, same ids, same load.
-    const basePort = await freePort();
-    const baseline = spawnNode(['--import', 'tsx', 'bench/raw-baseline.ts'], {
-      ...process.env,
-      DATABASE_URL: stack.databaseUrl,
-      PORT: String(basePort),
-    });
-    cleanup.push(() => baseline.kill('SIGTERM'));
-    const baseOrigin = `http://127.0.0.1:${basePort}`;
+    const baseline = await startRawBaseline(stack);
+    cleanup.push(() => baseline.stop());
+    const baseOrigin = baseline.origin;
     const ids = (
       await sql.query<{ id: string }>('SELECT id FROM transactions TABLESAMPLE SYSTEM (1) LIMIT 1000')
     ).rows.map((r) => r.id);
-    await waitUntilUp(`${baseOrigin}/v1/transactions/${ids[0]}`, process.hrtime.bigint(), baseline);
     const check = await timedGet(`${baseOrigin}/v1/transactions/${ids[0]}`, {});
     if (check[1] !== 200) throw new Error(`baseline answered ${check[1]}`);
-    await flatOut('warm-up', origin, ids, auth, 3);
-    const gatewayById = await flatOut('gateway  GET /v1/transactions/{id}', origin, ids, auth, SECONDS);
-    await flatOut('warm-up', baseOrigin, ids, {}, 3);
-    const rawById = await flatOut('raw fastify+pg (same query)', baseOrigin, ids, {}, SECONDS);
+    const gwPid = stack.pids.gateway;
+    await byIdFlatOut('warm-up', origin, ids, auth, 3, gwPid);
+    const window = { fromUs: monotonicMicros(), toUs: 0 };
+    const gatewayById = await byIdFlatOut('gateway  GET /v1/transactions/{id}', origin, ids, auth, SECONDS, gwPid);
+    window.toUs = monotonicMicros();
+    await byIdFlatOut('warm-up', baseOrigin, ids, {}, 3, baseline.pid);
+    const rawById = await byIdFlatOut('raw fastify+pg (same query)', baseOrigin, ids, {}, SECONDS, baseline.pid);
 
     const f = (n: number) => n.toFixed(2);
     const met = (ok: boolean) => (ok ? 'met' : 'NOT MET');
@@ -556,12 +549,13 @@ async function main(): Promise<void> {
       `GET /v1/transactions/{id}, flat out, 10 connections, ${SECONDS} s, 1000 ids:`,
       ...[gatewayById, rawById].map(
         (r) =>
-          `  ${r.name.padEnd(36)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  non-2xx ${r.non2xx}  errors ${r.errors}`,
+          `  ${r.name.padEnd(36)} ${r.rps.toFixed(0).padStart(6)} req/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  cpu ${r.cpuPerRequestUs.toFixed(0)} µs/req  non-2xx ${r.non2xx}  errors ${r.errors}`,
       ),
-      `  ratio gateway/raw ${ratio.toFixed(2)} (target ≥ 0.60): ${met(ratio >= 0.6)}`,
+      `  ratio gateway/raw ${ratio.toFixed(2)} (target ≥ 0.60): ${met(ratio >= 0.6)}; CPU per request gateway/raw ${(gatewayById.cpuPerRequestUs / rawById.cpuPerRequestUs).toFixed(2)}`,
       '',
     ];
     process.stdout.write(out.join('\n'));
+    process.stdout.write(await whereTheTimeGoes(stack, window, ratio < 0.6));
     if (exported.rows !== total) throw new Error(`export had ${exported.rows} rows, the ledger ${total}`);
     if ([gatewayById, rawById].some((r) => r.non2xx > 0 || r.errors > 0))
       throw new Error('non-2xx or errors in get-by-id');

@@ -171,47 +171,143 @@ export async function paced(opts: {
 }
 
 /**
- * Closed-loop flat-out load with autocannon: `connections` requests always in flight for `seconds`.
+ * One step of a request sequence for `flatOut`: autocannon's request (`method`, `path`, `headers`,
+ * `body`, `setupRequest(request, context)` run just before each send, `onResponse(status, body,
+ * context)` after each answer; `context` is per connection and cleared when the sequence starts
+ * over; a falsy `setupRequest` result starts the sequence over without sending), plus a `name` for
+ * the step's own latencies. Each connection loops through the steps in order.
+ */
+export type SequenceStep = autocannon.Request & { name?: string };
+
+/** Latencies of one step of a request sequence (ms, from the actual send). */
+export interface StepResult {
+  name: string;
+  requests: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  non2xx: number;
+}
+
+/** A flat-out run: the run's figures, the measured duration, answers by status and each step's latencies. */
+export interface FlatOutResult extends RunResult {
+  /** Wall-clock seconds from the first send to the last answer (what `rps` divides by). */
+  seconds: number;
+  /** Answers by HTTP status. */
+  statuses: Record<number, number>;
+  /** One entry per step of `requests` (in order); one entry named after the run for a single `request`. */
+  steps: StepResult[];
+  /** Times a `setupRequest` returned nothing and the sequence started over. */
+  resets: number;
+}
+
+/**
+ * Closed-loop flat-out load with autocannon: `connections` requests always in flight, for `seconds`
+ * or until `amount` answers. Either one fixed `request`, or a sequence of `requests` that each
+ * connection loops through (ids from one answer used in the next request: see `SequenceStep`).
  * Latencies are from the actual send (that is what flat out means); use `rps` and CPU per request.
+ * @param opts.timeoutSeconds a request unanswered after this counts as an error (default 10, autocannon's)
+ * @throws Error when neither `seconds` nor `amount` is given
  */
 export async function flatOut(opts: {
   name: string;
   origin: string;
-  request: RequestSpec;
-  seconds: number;
+  request?: RequestSpec;
+  requests?: SequenceStep[];
+  seconds?: number;
+  amount?: number;
   connections?: number;
-}): Promise<RunResult> {
+  timeoutSeconds?: number;
+}): Promise<FlatOutResult> {
+  if (!opts.seconds && !opts.amount) throw new Error('flatOut needs seconds or amount');
+  const steps: SequenceStep[] = opts.requests ?? [
+    {
+      name: opts.name,
+      method: opts.request?.method ?? 'GET',
+      path: opts.request?.path ?? '/',
+      headers: opts.request?.headers,
+      body: opts.request?.body,
+    },
+  ];
   const latency = histogram();
+  const stepLatency = steps.map(() => histogram());
+  const stepNon2xx = steps.map(() => 0);
+  const statuses: Record<number, number> = {};
   let non2xx = 0;
+  // autocannon calls a step's onResponse, then emits 'response' for the same answer, synchronously:
+  // the wrapper below tells the listener which step answered.
+  let answered = 0;
+  const wrapped = steps.map((step, i): autocannon.Request => ({
+    ...step,
+    onResponse: (status: number, body: string, context: object, headers: autocannon.Request['headers']) => {
+      answered = i;
+      (step.onResponse as ((...args: unknown[]) => void) | undefined)?.(status, body, context, headers);
+    },
+  }));
+  const started = performance.now();
   // Without a callback autocannon returns an instance that is both an EventEmitter and a promise.
   const instance = autocannon({
-    url: new URL(opts.request.path, opts.origin).toString(),
-    method: opts.request.method ?? 'GET',
-    headers: opts.request.headers,
-    body: opts.request.body,
+    url: opts.origin,
+    requests: wrapped,
     connections: opts.connections ?? 32,
-    duration: opts.seconds,
+    ...(opts.amount ? { amount: opts.amount } : { duration: opts.seconds }),
+    timeout: opts.timeoutSeconds ?? 10,
   }) as unknown as EventEmitter & Promise<autocannon.Result>;
   (instance as EventEmitter).on(
     'response',
     (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-      if (statusCode < 200 || statusCode >= 300) non2xx++;
-      latency.recordValue(Math.max(1, Math.round(responseTime * 1000)));
+      const value = Math.max(1, Math.round(responseTime * 1000));
+      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+      latency.recordValue(value);
+      stepLatency[answered].recordValue(value);
+      if (statusCode < 200 || statusCode >= 300) {
+        non2xx++;
+        stepNon2xx[answered]++;
+      }
     },
   );
   const result = await instance;
+  const seconds = (performance.now() - started) / 1000;
   return {
     name: opts.name,
     mode: 'flat-out',
     requests: latency.totalCount,
-    rps: latency.totalCount / opts.seconds,
+    rps: latency.totalCount / seconds,
     p50: ms(latency, 50),
     p90: ms(latency, 90),
     p99: ms(latency, 99),
     max: latency.maxValue / 1000,
     non2xx,
     errors: result.errors + result.timeouts,
+    seconds,
+    statuses,
+    resets: result.resets ?? 0,
+    steps: steps.map((step, i) => ({
+      name: step.name ?? `${step.method ?? 'GET'} ${step.path ?? ''}`,
+      requests: stepLatency[i].totalCount,
+      p50: ms(stepLatency[i], 50),
+      p90: ms(stepLatency[i], 90),
+      p99: ms(stepLatency[i], 99),
+      max: stepLatency[i].maxValue / 1000,
+      non2xx: stepNon2xx[i],
+    })),
   };
+}
+
+/** Per-step latencies as a fixed-width table (for request sequences). */
+export function stepTable(steps: StepResult[]): string {
+  const head = ['step', 'answers', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'non-2xx'];
+  const body = steps.map((s) => [
+    s.name,
+    String(s.requests),
+    s.p50.toFixed(2),
+    s.p90.toFixed(2),
+    s.p99.toFixed(2),
+    s.max.toFixed(1),
+    String(s.non2xx),
+  ]);
+  return table(head, body);
 }
 
 /** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
@@ -265,6 +361,11 @@ export function runTable(rows: Array<RunResult & { cpuPerRequestUs?: number }>, 
       );
     return cells;
   });
+  return table(head, body);
+}
+
+/** A fixed-width table: first column left-aligned, the others right-aligned. */
+export function table(head: string[], body: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');

@@ -6,7 +6,13 @@
  *   DATABASE_URL=… PORT=… tsx bench/raw-baseline.ts
  * GET /v1/transactions/{id} reuses the gateway's own query and mapper (GET_WITH_HISTORY as a named
  * prepared statement, toTransactionDetailDto). Every query is a named prepared statement.
+ *
+ * POST /webhooks/provider is the baseline of `npm run bench:webhooks`: the least any receiver of the
+ * provider's callbacks must do, i.e. check the hex HMAC-SHA512 signature of the raw body
+ * (`x-brails-signature`, keyed with PROVIDER_WEBHOOK_SECRET) in constant time, parse the JSON and
+ * answer 200 (401 on a bad signature). It stores nothing and applies nothing.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import Fastify from 'fastify';
 import { Pool } from 'pg';
 import { GET_WITH_HISTORY } from '../src/transactions/transaction-query';
@@ -79,6 +85,16 @@ async function main(): Promise<void> {
       values: [request.params.id],
     });
     return { data: rows.slice(0, 20), nextCursor: rows.length > 20 ? 'next' : null };
+  });
+  const secret = process.env.PROVIDER_WEBHOOK_SECRET ?? '';
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  app.post('/webhooks/provider', async (request, reply) => {
+    const raw = request.body as string;
+    const expected = Buffer.from(createHmac('sha512', secret).update(raw).digest('hex'));
+    const given = Buffer.from(String(request.headers['x-brails-signature'] ?? '').toLowerCase());
+    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return reply.code(401).send();
+    const event = JSON.parse(raw) as { event?: string };
+    return { received: true, event: event.event };
   });
   await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
   const stop = async () => {

@@ -11,16 +11,22 @@
  *   - lost: a movement the simulator holds with no ledger row, or whose final status differs;
  *   - doubled: two simulator movements for one ledger row or reference, or a ledger row applied twice;
  * and prints them with the count of 5xx answers. All three must be 0.
+ * The load goes through bench/load.ts `flatOut` (each connection a client looping through the
+ * steps, the next request sent when the previous answer is back); it prints req/s, p50/p99 of all
+ * answers against the target p99 ≤ 500 ms, each step's p50/p90/p99, and the gateway's CPU µs per
+ * request (/proc). BENCH_PROFILE=1: the gateway runs under `--cpu-prof` and its top frames during
+ * the load are printed.
  */
 import 'dotenv/config';
 import { randomUUID } from 'node:crypto';
-import { type EventEmitter } from 'node:events';
-import autocannon from 'autocannon';
-import * as hdr from 'hdr-histogram-js';
+import { flatOut, type SequenceStep, stepTable, withCpu } from './load';
+import { monotonicMicros, whereTheTimeGoes } from './profile';
 import { runBench, startStack } from './stack';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 200);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+/** Target on 2 cores: p99 of every answer ≤ 500 ms. */
+const P99_TARGET_MS = 500;
 
 /** What one client remembers between the steps of its loop (autocannon's per-connection context). */
 interface Flow {
@@ -34,10 +40,11 @@ const STEP_NAMES = ['read customer', 'create payout', 'confirm payout', 'swap qu
 /** First non-2xx answer of each step, to show why a step fails. */
 const samples = new Map<string, string>();
 
-/** Wraps each step's onResponse to keep a sample of its first non-2xx answer. */
-function sampled(names: string[], steps: autocannon.Request[]): autocannon.Request[] {
+/** Names each step and wraps its onResponse to keep a sample of its first non-2xx answer. */
+function sampled(names: string[], steps: SequenceStep[]): SequenceStep[] {
   return steps.map((step, i) => ({
     ...step,
+    name: names[i],
     onResponse: (status: number, body: string, context: Flow) => {
       if (status >= 300 && !samples.has(names[i])) samples.set(names[i], `${status} ${body.slice(0, 200)}`);
       (step.onResponse as ((s: number, b: string, c: Flow) => void) | undefined)?.(status, body, context);
@@ -122,79 +129,71 @@ async function main(): Promise<void> {
 
     const auth = { authorization: `Bearer ${key}` };
     const json = { ...auth, 'content-type': 'application/json' };
-    const withKey = (req: autocannon.Request, extra: Partial<autocannon.Request>) => ({
+    const withKey = (req: SequenceStep, extra: Partial<SequenceStep>) => ({
       ...req,
       ...extra,
       headers: { ...(extra.body ? json : auth), 'idempotency-key': randomUUID() },
     });
     const amount = () => 500 + Math.floor(Math.random() * 2000);
     const idOf = (body: string) => (JSON.parse(body) as { id: string }).id;
-    const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 60_000_000 });
-    const statuses = new Map<number, number>();
     process.stdout.write(`soak: ${CLIENTS} clients for ${SECONDS} s…\n`);
-    const instance = autocannon({
-      url: origin,
-      connections: CLIENTS,
-      duration: SECONDS,
-      requests: sampled(STEP_NAMES, [
-        { method: 'GET', path: `/v1/customers/${customer.id}`, headers: auth },
-        {
-          method: 'POST',
-          path: '/v1/payouts',
-          setupRequest: (req) =>
-            withKey(req, {
-              body: JSON.stringify({
-                customerId: customer.id,
-                beneficiaryId: beneficiary.id,
-                amount: amount(),
-                description: 'soak',
-              }),
+    const window = { fromUs: monotonicMicros(), toUs: 0 };
+    const requests = sampled(STEP_NAMES, [
+      { method: 'GET', path: `/v1/customers/${customer.id}`, headers: auth },
+      {
+        method: 'POST',
+        path: '/v1/payouts',
+        setupRequest: (req) =>
+          withKey(req, {
+            body: JSON.stringify({
+              customerId: customer.id,
+              beneficiaryId: beneficiary.id,
+              amount: amount(),
+              description: 'soak',
             }),
-          onResponse: (status: number, body: string, context: Flow) => {
-            context.payoutId = status < 300 ? idOf(body) : undefined;
-          },
+          }),
+        onResponse: (status: number, body: string, context: Flow) => {
+          context.payoutId = status < 300 ? idOf(body) : undefined;
         },
-        {
-          method: 'POST',
-          setupRequest: (req: autocannon.Request, context: Flow) =>
-            withKey(req, {
-              path: context.payoutId ? `/v1/payouts/${context.payoutId}/confirm` : '/v1/payouts/none/confirm',
-            }),
-        },
-        {
-          method: 'POST',
-          path: '/v1/swap-quotes',
-          setupRequest: (req) =>
-            withKey(req, { body: JSON.stringify({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount: amount() }) }),
-          onResponse: (status: number, body: string, context: Flow) => {
-            context.quoteId = status < 300 ? idOf(body) : undefined;
-          },
-        },
-        {
-          method: 'POST',
-          path: '/v1/swaps',
-          setupRequest: (req: autocannon.Request, context: Flow) =>
-            withKey(req, { body: JSON.stringify({ quoteId: context.quoteId ?? randomUUID() }) }),
-        },
-        {
-          method: 'POST',
-          path: `/v1/cards/${card.id}/top-ups`,
-          setupRequest: (req) =>
-            withKey(req, { body: JSON.stringify({ amount: 300 + Math.floor(Math.random() * 700) }) }),
-        },
-        { method: 'GET', path: '/v1/transactions?limit=20', headers: auth },
-      ]),
-    }) as unknown as EventEmitter & Promise<autocannon.Result>;
-    (instance as EventEmitter).on(
-      'response',
-      (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-        statuses.set(statusCode, (statuses.get(statusCode) ?? 0) + 1);
-        histogram.recordValue(Math.max(1, Math.round(responseTime * 1000)));
       },
+      {
+        method: 'POST',
+        setupRequest: (req: SequenceStep, context: Flow) =>
+          withKey(req, {
+            path: context.payoutId ? `/v1/payouts/${context.payoutId}/confirm` : '/v1/payouts/none/confirm',
+          }),
+      },
+      {
+        method: 'POST',
+        path: '/v1/swap-quotes',
+        setupRequest: (req) =>
+          withKey(req, { body: JSON.stringify({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount: amount() }) }),
+        onResponse: (status: number, body: string, context: Flow) => {
+          context.quoteId = status < 300 ? idOf(body) : undefined;
+        },
+      },
+      {
+        method: 'POST',
+        path: '/v1/swaps',
+        setupRequest: (req: SequenceStep, context: Flow) =>
+          withKey(req, { body: JSON.stringify({ quoteId: context.quoteId ?? randomUUID() }) }),
+      },
+      {
+        method: 'POST',
+        path: `/v1/cards/${card.id}/top-ups`,
+        setupRequest: (req) =>
+          withKey(req, { body: JSON.stringify({ amount: 300 + Math.floor(Math.random() * 700) }) }),
+      },
+      { method: 'GET', path: '/v1/transactions?limit=20', headers: auth },
+    ]);
+    const result = await withCpu(stack.pids.gateway, () =>
+      flatOut({ name: 'soak', origin, requests, seconds: SECONDS, connections: CLIENTS, timeoutSeconds: 30 }),
     );
-    const result = await instance;
+    window.toUs = monotonicMicros();
+    const statuses = new Map(Object.entries(result.statuses).map(([s, n]) => [Number(s), n]));
 
-    // Settle: the simulator's pending completions and callbacks, then the gateway's inbox.
+    // Settle: requests the gateway was still working on when the load stopped (rows written ahead,
+    // `created`), the simulator's pending completions and callbacks, then the gateway's inbox.
     process.stdout.write('load done; waiting for callbacks to settle…\n');
     const settleBy = Date.now() + 120_000;
     for (;;) {
@@ -203,7 +202,7 @@ async function main(): Promise<void> {
         (
           await sql.query<{ n: string }>(
             `SELECT (SELECT count(*) FROM webhook_events WHERE outcome = 'pending')
-                  + (SELECT count(*) FROM transactions WHERE status IN ('pending', 'processing')) AS n`,
+                  + (SELECT count(*) FROM transactions WHERE status IN ('created', 'pending', 'processing')) AS n`,
           )
         ).rows[0].n,
       );
@@ -257,7 +256,6 @@ async function main(): Promise<void> {
       ).rows[0].n,
     );
     const fivexx = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
-    const ms = (p: number) => (histogram.getValueAtPercentile(p) / 1000).toFixed(1);
     const kinds = Object.entries(
       ledger.reduce<Record<string, number>>(
         (acc, r) => ({ ...acc, [`${r.kind}/${r.status}`]: (acc[`${r.kind}/${r.status}`] ?? 0) + 1 }),
@@ -268,8 +266,12 @@ async function main(): Promise<void> {
       .join(', ');
     const out = [
       '',
-      `soak: ${CLIENTS} clients, ${SECONDS} s, node ${process.version}`,
-      `requests: ${histogram.totalCount} (${(histogram.totalCount / SECONDS).toFixed(0)} req/s), latency ms p50 ${ms(50)} p99 ${ms(99)}, errors ${result.errors}, timeouts ${result.timeouts}`,
+      `soak: ${CLIENTS} clients, ${SECONDS} s, flat out through bench/load.ts, node ${process.version}`,
+      `requests: ${result.requests} (${result.rps.toFixed(0)} req/s), latency ms p50 ${result.p50.toFixed(1)} p99 ${result.p99.toFixed(1)} (target ≤ ${P99_TARGET_MS}: ${result.p99 <= P99_TARGET_MS ? 'met' : 'MISSED'}), errors and timeouts ${result.errors}`,
+      `gateway CPU: ${result.cpuPerRequestUs.toFixed(0)} µs per request (/proc, the gateway process alone)`,
+      '',
+      stepTable(result.steps),
+      '',
       `answers by status: ${[...statuses]
         .sort(([a], [b]) => a - b)
         .map(([s, n]) => `${s}×${n}`)
@@ -282,6 +284,7 @@ async function main(): Promise<void> {
       '',
     ];
     process.stdout.write(out.join('\n'));
+    process.stdout.write(await whereTheTimeGoes(stack, window, result.p99 > P99_TARGET_MS));
     if (fivexx || lost || doubled) throw new Error('soak found 5xx answers, lost or doubled movements');
   } finally {
     await stack.stop();

@@ -1,3 +1,8 @@
+import { type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Client } from 'pg';
 import { freePort, startEmbeddedDatabase, withDatabase } from '../scripts/lib/embedded-db';
 import { migrateDatabase } from '../scripts/lib/migrate';
@@ -23,14 +28,36 @@ export interface BenchStack {
   /** A pg client on the stack's database (for seeding and checks). */
   sql: Client;
   pids: { gateway: number; simulator: number };
+  /**
+   * Where the gateway writes its CPU profile when started with `profile` (BENCH_PROFILE=1):
+   * read it with bench/profile.ts `profileReport` after `stopGateway()`.
+   */
+  profileDir?: string;
+  /** Stops the gateway (SIGTERM) and waits for it to exit (so its CPU profile is written); idempotent. */
+  stopGateway(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** Whether BENCH_PROFILE=1 asks for a CPU profile of the gateway. */
+export const PROFILE_REQUESTED = process.env.BENCH_PROFILE === '1';
+
+/** SIGTERM, then waits for the exit (SIGKILL after `graceMs`). */
+export async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
 }
 
 /**
  * Starts a database (on DATABASE_URL's server, else an embedded PostgreSQL) migrated from
  * scratch, the simulator (tsx) and the gateway (compiled with tsc, NODE_ENV=production), and
- * creates an API key. `gatewayEnv` / `simulatorEnv` add or override variables. `stop()` kills both
- * processes and drops the database.
+ * creates an API key. `gatewayEnv` / `simulatorEnv` add or override variables. `stop()` stops both
+ * processes (waiting for their exit) and drops the database. With `profile` the gateway runs under
+ * `--cpu-prof --cpu-prof-dir=<profileDir>` (V8's sampling profiler, 1 ms interval; the profile is
+ * written at exit).
  */
 export async function startStack(
   opts: {
@@ -39,6 +66,8 @@ export async function startStack(
     simulatorEnv?: Record<string, string>;
     /** Runs on the migrated database before the gateway starts (e.g. to leave work as a dead process would). */
     beforeGateway?: (sql: Client) => Promise<void>;
+    /** Start the gateway with `--cpu-prof` into a temporary `profileDir` (default: BENCH_PROFILE=1). */
+    profile?: boolean;
   } = {},
 ): Promise<BenchStack> {
   const cleanup: Array<() => unknown> = [];
@@ -79,7 +108,7 @@ export async function startStack(
       SIMULATOR_WEBHOOK_URL: `${origin}/webhooks/provider`,
       ...opts.simulatorEnv,
     });
-    cleanup.push(() => simulator.kill('SIGTERM'));
+    cleanup.push(() => stopChild(simulator));
     const simOrigin = `http://127.0.0.1:${simPort}`;
     await waitUntilUp(`${simOrigin}/__admin/state`, process.hrtime.bigint(), simulator);
 
@@ -94,8 +123,11 @@ export async function startStack(
         await seed.end();
       }
     }
+    const profile = opts.profile ?? PROFILE_REQUESTED;
+    const profileDir = profile ? mkdtempSync(path.join(tmpdir(), 'wg-bench-prof-')) : undefined;
     const started = process.hrtime.bigint();
-    const gateway = spawnNode(['dist/main.js'], {
+    const gatewayArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'dist/main.js'] : ['dist/main.js'];
+    const gateway = spawnNode(gatewayArgs, {
       ...process.env,
       NODE_ENV: 'production',
       PORT: String(port),
@@ -106,10 +138,13 @@ export async function startStack(
       PUBLIC_BASE_URL: origin,
       LOG_LEVEL: 'warn',
       RATE_LIMIT_PER_MINUTE: '10000000',
+      // Production refuses to start without a key for personal data at rest: a throwaway one per run.
+      PII_ENCRYPTION_KEYS: process.env.PII_ENCRYPTION_KEYS ?? `bench:${randomBytes(32).toString('base64')}`,
       JOBS_ENABLED: 'false',
       ...opts.gatewayEnv,
     });
-    cleanup.push(() => gateway.kill('SIGTERM'));
+    const stopGateway = () => stopChild(gateway);
+    cleanup.push(stopGateway);
     const startToReadyMs = await waitUntilUp(`${origin}/health/ready`, started, gateway);
 
     const prisma = new PrismaClient({ adapter: createPgAdapter(databaseUrl, 1) });
@@ -126,6 +161,8 @@ export async function startStack(
       key,
       sql,
       pids: { gateway: gateway.pid ?? 0, simulator: simulator.pid ?? 0 },
+      profileDir,
+      stopGateway,
       stop,
     };
   } catch (error) {
@@ -143,4 +180,28 @@ export function runBench(main: () => Promise<void>): void {
       process.exit(1);
     },
   );
+}
+
+/**
+ * Starts bench/raw-baseline.ts (plain Fastify + pg: the same queries without the gateway's
+ * pipeline, and a signature-checking callback receiver) on the stack's database, as its own process.
+ */
+export async function startRawBaseline(
+  stack: Pick<BenchStack, 'databaseUrl'>,
+): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawnNode(['--import', 'tsx', 'bench/raw-baseline.ts'], {
+    ...process.env,
+    DATABASE_URL: stack.databaseUrl,
+    PORT: String(port),
+    PROVIDER_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilUp(`${origin}/v1/customers`, process.hrtime.bigint(), child);
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+  return { origin, pid: child.pid ?? 0, stop: () => stopChild(child) };
 }
