@@ -470,8 +470,20 @@ describe('finance page (e2e, headless Chromium)', () => {
       return { scrollWidth: document.documentElement.scrollWidth, width, offenders: offenders.slice(0, 10) };
     });
 
+  /**
+   * Sets the viewport and waits for the layout to follow: Chart.js resizes its canvases from a
+   * ResizeObserver on the next animation frame, later than the resize itself on a busy machine. The
+   * overflow checks below still fail if the page never fits.
+   */
+  const resizeTo = async (width: number, height: number) => {
+    await page.setViewportSize({ width, height });
+    await page
+      .waitForFunction((w) => document.documentElement.scrollWidth <= w, width, { timeout: 5_000 })
+      .catch(() => undefined);
+  };
+
   it('fits 1366 px: the columns that matter and the History panel in view, nothing past the edge', async () => {
-    await page.setViewportSize({ width: 1366, height: 900 });
+    await resizeTo(1366, 900);
     const detail = page.getByTestId('transaction-detail');
     await detail.waitFor();
     expect(await overflow()).toEqual({ scrollWidth: 1366, width: 1366, offenders: [] });
@@ -492,7 +504,7 @@ describe('finance page (e2e, headless Chromium)', () => {
   });
 
   it('fits 390 px: the History panel overlays the page, the table scrolls in its box', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
+    await resizeTo(390, 844);
     const detail = page.getByTestId('transaction-detail');
     expect(await overflow()).toEqual({ scrollWidth: 390, width: 390, offenders: [] });
     const panel = (await detail.boundingBox())!;
