@@ -1,6 +1,9 @@
 import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { startChildGateway, waitFor } from './support/child-gateway';
 import { type Harness, startHarness } from './support/harness';
 
 interface TracedSpan {
@@ -20,7 +23,8 @@ const CLIENT = 2;
  * OpenTelemetry (src/tracing.ts): one API request is one trace, from the server span of the route
  * through the ledger write (pg / Prisma spans) and the provider call (HTTP client span). The
  * request is served by a separate process (test/support/trace-child.js), since the
- * instrumentations must patch modules before they load.
+ * instrumentations must patch modules before they load. Then src/main.ts in a child gateway
+ * exports its spans by OTLP/http to a local collector when OTEL_EXPORTER_OTLP_ENDPOINT is set.
  */
 describe('tracing (e2e)', () => {
   let h: Harness;
@@ -91,4 +95,41 @@ describe('tracing (e2e)', () => {
     // No span of the request's work in another trace.
     expect(spans.filter((s) => s.traceId !== server!.traceId && s.kind === SERVER)).toEqual([]);
   }, 90_000);
+
+  it('exports by OTLP/http from src/main.ts when OTEL_EXPORTER_OTLP_ENDPOINT is set', async () => {
+    const exports: Array<{ url?: string; body: string }> = [];
+    const collector: Server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        exports.push({ url: req.url, body });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+    const child = await startChildGateway(h, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '100' });
+    try {
+      const created = await child
+        .http()
+        .post('/v1/customers')
+        .set({ Authorization: `Bearer ${key}` })
+        .send({
+          email: 'exported@example.com',
+          firstName: 'Ada',
+          lastName: 'Obi',
+          phone: '8012345679',
+          countryCode: '+254',
+        });
+      expect(created.status).toBe(201);
+      const exported = await waitFor('the route span exported', async () =>
+        exports.find((e) => e.body.includes('"/v1/customers"')),
+      );
+      expect(exported.url).toBe('/v1/traces');
+      expect(exported.body).toContain('"wallet-gateway"');
+    } finally {
+      await child.kill();
+      await new Promise((resolve) => collector.close(resolve));
+    }
+  }, 120_000);
 });
