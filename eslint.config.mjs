@@ -107,6 +107,8 @@ export default defineConfig(
         'error',
         {
           groups: ['builtin', 'external', 'internal', 'parent', 'sibling', 'index'],
+          // src/tracing.ts goes first in src/main.ts: its instrumentations must patch modules before they load.
+          pathGroups: [{ pattern: './tracing', group: 'builtin', position: 'before' }],
           alphabetize: { order: 'asc', caseInsensitive: true },
         },
       ],

@@ -1,8 +1,11 @@
+// First: tracing's instrumentations must patch http, pg, Fastify and Prisma before they load.
+import { stopTracing } from './tracing';
 import 'reflect-metadata';
 import 'dotenv/config';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app';
 import { validateEnv } from './config/env';
+import { ShutdownService } from './lifecycle/shutdown.service';
 import { stopOnSignals } from './lifecycle/stop-signals';
 
 /** Production entry point: `node dist/main.js` against whatever the environment points to. */
@@ -16,6 +19,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const app = await createApp();
+  app.get(ShutdownService).register('pools', 'tracing exporter', stopTracing, { last: true });
   stopOnSignals(app, env.SHUTDOWN_DELAY_MS);
   await app.listen({ port: env.PORT, host: env.HOST });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;

@@ -242,6 +242,8 @@ describe('outbound gateway events (e2e): subscriptions, signed deliveries, retri
     const [request] = receiver.on('/all');
     expect(request.headers['content-type']).toBe('application/json');
     expect(request.headers['webhook-id']).toBe(queued.id);
+    // The message id is also the delivery's request id (the receiver's logs can quote it).
+    expect(request.headers['x-request-id']).toBe(queued.id);
     expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
     expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     const event = verified(all.secret, request);
@@ -310,6 +312,8 @@ describe('outbound gateway events (e2e): subscriptions, signed deliveries, retri
     expect(await delivery.deliverDue({ now: secondsFromNow(7) })).toMatchObject({ attempted: 1, delivered: 1 });
     const [first, second] = receiver.on('/flaky');
     expect(second.headers['webhook-id']).toBe(first.headers['webhook-id']);
+    expect(second.headers['x-request-id']).toBe(first.headers['webhook-id']);
+    expect(first.headers['x-request-id']).toBe(first.headers['webhook-id']);
     expect(second.body).toBe(first.body);
     expect(verified(sub.secret, first)).toEqual(verified(sub.secret, second));
     expect((await messages(sub.id))[0]).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });

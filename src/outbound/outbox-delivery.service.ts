@@ -37,6 +37,8 @@ const USER_AGENT = 'wallet-gateway-webhooks/1';
 /**
  * Delivers outbox messages to their subscriptions, signed per Standard Webhooks (headers
  * webhook-id = the message id, stable across retries; webhook-timestamp; webhook-signature).
+ * The message id is also the delivery's request id: `x-request-id` carries it on every attempt, so
+ * a receiver's logs and ours (`messageId`) name the same delivery.
  * A 2xx answer is `delivered`; anything else (other status, redirect, network error, no answer
  * within OUTBOX_TIMEOUT_MS, an address refused by outbound-address.ts at connect time) is retried on the schedule of delivery-schedule.ts until
  * OUTBOX_MAX_ATTEMPTS, then `failed` with the last error. Safe with several gateway instances:
@@ -171,6 +173,7 @@ export class OutboxDeliveryService implements OnApplicationBootstrap {
         {
           'content-type': 'application/json',
           'user-agent': USER_AGENT,
+          'x-request-id': message.id,
           ...headers,
         },
         timeoutMs,
