@@ -125,7 +125,7 @@ export class CardEventsHandler implements OnModuleInit {
         ? this.cardLedger.applyProviderMovement(card, event.movement, 'webhook', payload)
         : 'unmatched';
     }
-    const spend = event.providerId ? await this.cards.findSpend(card.id, event.providerId, event.reference) : null;
+    const spend = event.providerId ? await this.ledger.findCardSpend(card.id, event.providerId, event.reference) : null;
     if (!spend) return 'unmatched';
     const { outcome } = await this.cardLedger.settle(spend.id, 'reversed', 'webhook', { payload });
     return outcome;

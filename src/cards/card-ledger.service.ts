@@ -35,7 +35,7 @@ export class CardLedgerService implements OnModuleInit {
 
   /**
    * Moves a card movement's ledger row to `to` (forward only, transaction-state.ts) and applies
-   * its balance effect, in one database transaction (the row locked: CardsRepository.lockMovement).
+   * its balance effect, in one database transaction (the row locked: LedgerService.lockCardMovement).
    * @throws NotFoundError (404).
    */
   async settle(
@@ -45,7 +45,7 @@ export class CardLedgerService implements OnModuleInit {
     opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; tx?: Tx } = {},
   ): Promise<{ outcome: TransitionOutcome; transaction: Transaction }> {
     const run = async (tx: Tx) => {
-      const row = await this.cards.lockMovement(id, tx);
+      const row = await this.ledger.lockCardMovement(id, tx);
       const result = await this.ledger.transition(id, to, source, { tx, patch: opts.patch, payload: opts.payload });
       if (result.outcome === 'applied' && result.transaction.cardId) {
         await this.cards.addToBalance(
@@ -73,7 +73,7 @@ export class CardLedgerService implements OnModuleInit {
     payload: Prisma.InputJsonValue = movement.raw as Prisma.InputJsonValue,
   ): Promise<TransitionOutcome> {
     for (let attempt = 0; ; attempt++) {
-      const existing = await this.cards.findCardMovement(
+      const existing = await this.ledger.findCardMovement(
         card.id,
         movement.kind,
         movement.providerId,
@@ -96,7 +96,7 @@ export class CardLedgerService implements OnModuleInit {
     source: StatusChangeSource,
     payload: Prisma.InputJsonValue,
   ): Promise<TransitionOutcome> {
-    if (!row.providerId) await this.cards.attachMovementProviderId(row.id, movement.providerId);
+    if (!row.providerId) await this.ledger.attachProviderId(row.id, movement.providerId);
     if (row.status === movement.status) return 'unchanged';
     const failed = movement.status === 'failed' && movement.failureReason;
     const { outcome } = await this.settle(row.id, movement.status, source, {
@@ -113,7 +113,7 @@ export class CardLedgerService implements OnModuleInit {
     source: StatusChangeSource,
     payload: Prisma.InputJsonValue,
   ): Promise<void> {
-    const taken = movement.reference ? await this.cards.referenceTaken(movement.reference) : false;
+    const taken = movement.reference ? await this.ledger.referenceTaken(movement.reference) : false;
     await this.cards.withTransaction(async (tx) => {
       const row = await this.ledger.record(
         {

@@ -119,7 +119,7 @@ export class CardTransactionsService {
         });
         if (moved.outcome === 'refused' && !moved.transaction.providerId) {
           // Its callback overtook this answer: keep the callback's status, add the provider's id.
-          await this.cards.attachMovementProviderId(row.id, upstream.id, tx);
+          await this.ledger.attachProviderId(row.id, upstream.id, tx);
         }
       });
       const settled = upstream.status;
@@ -141,7 +141,7 @@ export class CardTransactionsService {
     const card = await this.cards.requireCard(cardId);
     if (!query.cursor && query.refresh !== false) await this.sync(card);
     const limit = query.limit ?? 20;
-    const rows = await this.cards.listMovements(card.id, query.cursor, limit);
+    const rows = await this.ledger.listCardMovements(card.id, query.cursor, limit);
     return toPage(rows, limit, toCardTransactionDto);
   }
 
@@ -157,7 +157,7 @@ export class CardTransactionsService {
    */
   async sync(card: Card): Promise<{ read: number; changed: number }> {
     if (!card.providerId) return { read: 0, changed: 0 };
-    const open = await this.cards.openMovements(card.id);
+    const open = await this.ledger.openCardMovements(card.id);
     const unseen = new Set(open.map((row) => row.reference));
     let read = 0;
     let changed = 0;

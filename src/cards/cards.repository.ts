@@ -5,17 +5,8 @@ import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { NotFoundError } from '../common/errors';
 import { afterCursor } from '../common/pagination';
 import type { Env } from '../config/env';
-import { isUniqueViolation, PrismaService } from '../database/prisma.service';
-import {
-  Prisma,
-  type Card,
-  type CardHolder,
-  type CardStatus,
-  type Transaction,
-  type TransactionDirection,
-  type TransactionKind,
-  type TransactionStatus,
-} from '../generated/prisma/client';
+import { PrismaService } from '../database/prisma.service';
+import { Prisma, type Card, type CardHolder, type CardStatus } from '../generated/prisma/client';
 import {
   CARD_HOLDER_MOVES,
   CARD_MOVES,
@@ -40,17 +31,6 @@ export type CardMoveResult = { outcome: 'applied' | 'unchanged' | 'refused'; car
  * the move, it has no provider id yet, or another move's claim is live: `card.transition`).
  */
 export type TransitionClaim = { outcome: 'claimed'; startedAt: Date } | { outcome: 'refused'; card: Card };
-
-/** The card money movement kinds of the ledger. */
-export const CARD_TRANSACTION_KINDS: TransactionKind[] = ['card_topup', 'card_withdrawal', 'card_spend'];
-
-/** A card movement's ledger row as `lockMovement` reads it (amount in minor units). */
-export type LockedMovement = {
-  kind: TransactionKind;
-  status: TransactionStatus;
-  direction: TransactionDirection;
-  amount: bigint;
-};
 
 /** The personal data of a card holder, in plaintext here, stored encrypted (src/common/crypto). */
 type HolderPersonalData = {
@@ -434,88 +414,6 @@ export class CardsRepository {
       data: { providerUserId },
     });
     return set.count === 1;
-  }
-
-  // ---- Card movements on the ledger (rows of `transactions` with a card id) ----
-  // The reads and the one conditional write the card ledger needs that LedgerService does not
-  // offer; status moves and new rows go through LedgerService alone.
-
-  /**
-   * Locks a card movement's ledger row (FOR UPDATE, until `tx` ends) and reads what its balance
-   * effect needs: kind, status, direction, amount.
-   * @throws NotFoundError (404).
-   */
-  async lockMovement(id: string, tx: Tx): Promise<LockedMovement> {
-    const [row] = await tx.$queryRaw<LockedMovement[]>`
-      SELECT kind, status, direction, amount FROM transactions WHERE id = ${id}::uuid FOR UPDATE`;
-    if (!row) throw new NotFoundError('Transaction', id);
-    return { ...row, amount: BigInt(row.amount) };
-  }
-
-  /**
-   * The ledger row of a movement the provider reports for a card: the row with the provider's
-   * id (whatever its card or kind: the id is unique), else the row with its reference when that
-   * row is this card's and of this kind. Null when neither.
-   */
-  async findCardMovement(
-    cardId: string,
-    kind: TransactionKind,
-    providerId: string,
-    reference: string | null,
-  ): Promise<Transaction | null> {
-    const byId = await this.prisma.transaction.findUnique({ where: { providerId } });
-    if (byId) return byId;
-    if (!reference) return null;
-    const byReference = await this.prisma.transaction.findUnique({ where: { reference } });
-    return byReference?.cardId === cardId && byReference.kind === kind ? byReference : null;
-  }
-
-  /** The card's movement with the provider's id, else the one with the reference. Null when neither. */
-  async findSpend(cardId: string, providerId: string | null, reference: string | null): Promise<Transaction | null> {
-    const byId = providerId ? await this.prisma.transaction.findFirst({ where: { cardId, providerId } }) : null;
-    if (byId) return byId;
-    return reference ? this.prisma.transaction.findFirst({ where: { cardId, reference } }) : null;
-  }
-
-  /** Whether any ledger row already has `reference`. */
-  async referenceTaken(reference: string): Promise<boolean> {
-    return (await this.prisma.transaction.count({ where: { reference } })) > 0;
-  }
-
-  /**
-   * Sets the provider's id on a card movement that has none (the first answer or callback naming
-   * it). Conditional: an id already there stays; an id another row already has is left off (the
-   * unique violation is swallowed). Returns whether it was set.
-   */
-  async attachMovementProviderId(
-    id: string,
-    providerId: string,
-    tx: Tx | PrismaService = this.prisma,
-  ): Promise<boolean> {
-    try {
-      const set = await tx.transaction.updateMany({ where: { id, providerId: null }, data: { providerId } });
-      return set.count === 1;
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-      return false;
-    }
-  }
-
-  /** One page of the card's movements, newest first (keyset on createdAt, id), `limit + 1` rows. */
-  listMovements(cardId: string, cursor: string | undefined, limit: number): Promise<Transaction[]> {
-    return this.prisma.transaction.findMany({
-      where: { cardId, kind: { in: CARD_TRANSACTION_KINDS }, ...afterCursor(cursor) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
-  }
-
-  /** The card's movements still open (`created`, `unknown`, `pending`): their references and provider ids. */
-  openMovements(cardId: string): Promise<Array<{ reference: string; providerId: string | null }>> {
-    return this.prisma.transaction.findMany({
-      where: { cardId, status: { in: ['created', 'unknown', 'pending'] } },
-      select: { reference: true, providerId: true },
-    });
   }
 
   /**

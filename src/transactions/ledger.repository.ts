@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { PrismaService } from '../database/prisma.service';
+import { NotFoundError } from '../common/errors';
+import { afterCursor } from '../common/pagination';
+import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import {
   Prisma,
   type StatusChangeSource,
   type Transaction,
+  type TransactionDirection,
   type TransactionKind,
   type TransactionStatus,
 } from '../generated/prisma/client';
@@ -14,6 +17,17 @@ type Tx = Prisma.TransactionClient;
 
 /** Every column of `transactions`, named as the Transaction type's fields (for raw RETURNING). */
 const TRANSACTION_COLUMNS = Prisma.raw(`${LEDGER_ROW_COLUMNS}, t.provider_payload AS "providerPayload"`);
+
+/** The card money movement kinds of the ledger. */
+export const CARD_TRANSACTION_KINDS: TransactionKind[] = ['card_topup', 'card_withdrawal', 'card_spend'];
+
+/** A card movement's ledger row as `lockCardMovement` reads it (amount in minor units). */
+export type LockedMovement = {
+  kind: TransactionKind;
+  status: TransactionStatus;
+  direction: TransactionDirection;
+  amount: bigint;
+};
 
 /** Who moved a row and why, as written on its history entry (transaction_status_changes). */
 export interface StatusChangeEntry {
@@ -162,5 +176,86 @@ export class LedgerRepository {
       ORDER BY (t.provider_id = ${providerId}) DESC NULLS LAST
       LIMIT 1`;
     return row ?? null;
+  }
+
+  // ---- Card movements (rows with a card id): the reads and the one conditional write the card
+  // ledger (src/cards, through LedgerService) needs besides inserts and status moves.
+
+  /**
+   * Locks a card movement's ledger row (FOR UPDATE, until `tx` ends) and reads what its balance
+   * effect needs: kind, status, direction, amount.
+   * @throws NotFoundError (404).
+   */
+  async lockCardMovement(id: string, tx: Tx): Promise<LockedMovement> {
+    const [row] = await tx.$queryRaw<LockedMovement[]>`
+      SELECT kind, status, direction, amount FROM transactions WHERE id = ${id}::uuid FOR UPDATE`;
+    if (!row) throw new NotFoundError('Transaction', id);
+    return { ...row, amount: BigInt(row.amount) };
+  }
+
+  /**
+   * The ledger row of a movement the provider reports for a card: the row with the provider's
+   * id (whatever its card or kind: the id is unique), else the row with its reference when that
+   * row is this card's and of this kind. Null when neither.
+   */
+  async findCardMovement(
+    cardId: string,
+    kind: TransactionKind,
+    providerId: string,
+    reference: string | null,
+  ): Promise<Transaction | null> {
+    const byId = await this.prisma.transaction.findUnique({ where: { providerId } });
+    if (byId) return byId;
+    if (!reference) return null;
+    const byReference = await this.prisma.transaction.findUnique({ where: { reference } });
+    return byReference?.cardId === cardId && byReference.kind === kind ? byReference : null;
+  }
+
+  /** The card's movement with the provider's id, else the one with the reference. Null when neither. */
+  async findCardSpend(
+    cardId: string,
+    providerId: string | null,
+    reference: string | null,
+  ): Promise<Transaction | null> {
+    const byId = providerId ? await this.prisma.transaction.findFirst({ where: { cardId, providerId } }) : null;
+    if (byId) return byId;
+    return reference ? this.prisma.transaction.findFirst({ where: { cardId, reference } }) : null;
+  }
+
+  /** Whether any ledger row already has `reference`. */
+  async referenceTaken(reference: string): Promise<boolean> {
+    return (await this.prisma.transaction.count({ where: { reference } })) > 0;
+  }
+
+  /**
+   * Sets the provider's id on a card movement that has none (the first answer or callback naming
+   * it). Conditional: an id already there stays; an id another row already has is left off (the
+   * unique violation is swallowed). Returns whether it was set.
+   */
+  async attachProviderId(id: string, providerId: string, tx: Tx | PrismaService = this.prisma): Promise<boolean> {
+    try {
+      const set = await tx.transaction.updateMany({ where: { id, providerId: null }, data: { providerId } });
+      return set.count === 1;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      return false;
+    }
+  }
+
+  /** One page of the card's movements, newest first (keyset on createdAt, id), `limit + 1` rows. */
+  listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<Transaction[]> {
+    return this.prisma.transaction.findMany({
+      where: { cardId, kind: { in: CARD_TRANSACTION_KINDS }, ...afterCursor(cursor) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+    });
+  }
+
+  /** The card's movements still open (`created`, `unknown`, `pending`): their references and provider ids. */
+  openCardMovements(cardId: string): Promise<Array<{ reference: string; providerId: string | null }>> {
+    return this.prisma.transaction.findMany({
+      where: { cardId, status: { in: ['created', 'unknown', 'pending'] } },
+      select: { reference: true, providerId: true },
+    });
   }
 }

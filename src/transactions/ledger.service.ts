@@ -14,7 +14,7 @@ import type {
 } from '../generated/prisma/client';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
-import { LedgerRepository } from './ledger.repository';
+import { LedgerRepository, type LockedMovement } from './ledger.repository';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
@@ -287,6 +287,67 @@ export class LedgerService {
   ): Promise<Transaction | null> {
     if (!providerId && !reference) return null;
     return this.repository.findByProviderIdOrReference(kind, providerId, reference);
+  }
+
+  // ---- Card movements (ledger rows with a card id), for src/cards (CardLedgerService and friends) ----
+
+  /**
+   * Locks card movement `id`'s ledger row (FOR UPDATE, until `tx` ends) and reads what its
+   * balance effect needs: kind, status, direction and amount (minor units).
+   * @throws NotFoundError (404) when there is no row `id`.
+   */
+  lockCardMovement(id: string, tx: Tx): Promise<LockedMovement> {
+    return this.repository.lockCardMovement(id, tx);
+  }
+
+  /**
+   * The ledger row of a movement the provider reports for card `cardId`: the row with the
+   * provider's id `providerId` (whatever its card or kind: the id is unique), else the row with
+   * `reference` when that row is this card's and of `kind`. Null when neither.
+   */
+  findCardMovement(
+    cardId: string,
+    kind: TransactionKind,
+    providerId: string,
+    reference: string | null,
+  ): Promise<Transaction | null> {
+    return this.repository.findCardMovement(cardId, kind, providerId, reference);
+  }
+
+  /**
+   * Card `cardId`'s movement (a spend being reversed) with the provider's id, else the one with
+   * `reference`. Null when neither matches or neither is given.
+   */
+  findCardSpend(cardId: string, providerId: string | null, reference: string | null): Promise<Transaction | null> {
+    return this.repository.findCardSpend(cardId, providerId, reference);
+  }
+
+  /** Whether any ledger row (of any kind) already has `reference`. */
+  referenceTaken(reference: string): Promise<boolean> {
+    return this.repository.referenceTaken(reference);
+  }
+
+  /**
+   * Sets the provider's id on ledger row `id` when it has none (the first answer or callback
+   * naming it), inside `tx` when given. Conditional: an id already there stays; an id another row
+   * already has is left off. Returns whether it was set.
+   */
+  attachProviderId(id: string, providerId: string, tx?: Tx): Promise<boolean> {
+    return this.repository.attachProviderId(id, providerId, tx);
+  }
+
+  /**
+   * One page of card `cardId`'s movements (card_topup, card_withdrawal, card_spend), newest first
+   * (keyset on createdAt, id, after `cursor`): `limit + 1` rows, the extra one saying there is a next page.
+   * @throws ValidationError (400) on a malformed cursor.
+   */
+  listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<Transaction[]> {
+    return this.repository.listCardMovements(cardId, cursor, limit);
+  }
+
+  /** Card `cardId`'s ledger rows still open (`created`, `unknown`, `pending`): their references and provider ids. */
+  openCardMovements(cardId: string): Promise<Array<{ reference: string; providerId: string | null }>> {
+    return this.repository.openCardMovements(cardId);
   }
 
   /** @throws NotFoundError (404). */

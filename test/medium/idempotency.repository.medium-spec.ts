@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictError, ErrorCode } from '../../src/common/errors';
+import { noteIdempotentResource, runWithIdempotencyClaim } from '../../src/common/idempotency/idempotency-context';
 import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.repository';
 import { IdempotencyService } from '../../src/common/idempotency/idempotency.service';
 import { mediumWorld, type MediumWorld } from '../support/medium';
@@ -119,6 +120,55 @@ describe('IdempotencyRepository (and IdempotencyService over it) on a real datab
       await repo.storeResponse({ clientId, key: 'k-done', leaseExpiresAt: lapsed }, 200, {});
       const done = (await repo.find(clientId, 'k-done'))!;
       expect(await repo.takeOverLapsed(done.id, lapsed, new Date(Date.now() + 60_000))).toBe(false);
+    });
+  });
+
+  describe('noteResource (claim: record the resource written ahead of the provider call)', () => {
+    it('owned: sets the resource inside the caller transaction; the first resource wins', async () => {
+      const clientId = await client();
+      const lease = new Date(Date.now() + 60_000);
+      await inProgress(clientId, 'k-note', lease);
+      const claim = { clientId, key: 'k-note', leaseExpiresAt: lease };
+      expect(
+        await world.prisma.$transaction((tx) => IdempotencyRepository.noteResource(tx, claim, 'payout', 'p-1')),
+      ).toBe(true);
+      expect(await IdempotencyRepository.noteResource(world.prisma, claim, 'card', 'c-1')).toBe(true);
+      expect(await repo.find(clientId, 'k-note')).toMatchObject({ resourceType: 'payout', resourceId: 'p-1' });
+    });
+
+    it('rolled back with the caller transaction; lost claim (another lease) or no record: false, nothing set', async () => {
+      const clientId = await client();
+      const lease = new Date(Date.now() + 60_000);
+      await inProgress(clientId, 'k-lost', lease);
+      const claim = { clientId, key: 'k-lost', leaseExpiresAt: lease };
+      await expect(
+        world.prisma.$transaction(async (tx) => {
+          await IdempotencyRepository.noteResource(tx, claim, 'payout', 'p-1');
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+      const stale = { ...claim, leaseExpiresAt: new Date(lease.getTime() + 1) };
+      expect(await IdempotencyRepository.noteResource(world.prisma, stale, 'payout', 'p-2')).toBe(false);
+      expect(await IdempotencyRepository.noteResource(world.prisma, { ...claim, key: 'k-none' }, 'payout', 'p-3')).toBe(
+        false,
+      );
+      expect(await repo.find(clientId, 'k-lost')).toMatchObject({ resourceType: null, resourceId: null });
+    });
+
+    it('noteIdempotentResource: no-op outside a claim; 409 request_in_progress when the claim is lost', async () => {
+      const clientId = await client();
+      const lease = new Date(Date.now() + 60_000);
+      await inProgress(clientId, 'k-ctx', lease);
+      await noteIdempotentResource(world.prisma, 'payout', 'p-0');
+      expect(await repo.find(clientId, 'k-ctx')).toMatchObject({ resourceId: null });
+      const stale = { clientId, key: 'k-ctx', leaseExpiresAt: new Date(lease.getTime() + 1) };
+      await expect(
+        runWithIdempotencyClaim(stale, () => noteIdempotentResource(world.prisma, 'payout', 'p-1')),
+      ).rejects.toMatchObject({ code: ErrorCode.RequestInProgress });
+      await runWithIdempotencyClaim({ ...stale, leaseExpiresAt: lease }, () =>
+        noteIdempotentResource(world.prisma, 'payout', 'p-2'),
+      );
+      expect(await repo.find(clientId, 'k-ctx')).toMatchObject({ resourceType: 'payout', resourceId: 'p-2' });
     });
   });
 

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { NotFoundError } from '../../src/common/errors';
+import { encodeCursor } from '../../src/common/pagination';
 import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import { LedgerRepository } from '../../src/transactions/ledger.repository';
 import { movableFrom } from '../../src/transactions/ledger.service';
@@ -222,5 +224,128 @@ describe('LedgerRepository on a real database', () => {
     expect((await repo.findByProviderIdOrReference('payout', null, byReference.reference))?.id).toBe(byReference.id);
     expect(await repo.findByProviderIdOrReference('collection', byProvider.providerId, null)).toBeNull();
     expect(await repo.findByProviderIdOrReference('payout', 'nobody', 'nothing')).toBeNull();
+  });
+
+  /** An active card (with its customer and card holder) for the card movement tests. */
+  async function card() {
+    const customer = await world.prisma.customer.create({
+      data: { providerId: `cus-${randomUUID()}`, email: `${randomUUID()}@x.test` },
+    });
+    const holder = await world.prisma.cardHolder.create({
+      data: {
+        customerId: customer.id,
+        idType: 'NIN',
+        idNumber: '1',
+        firstName: 'A',
+        lastName: 'B',
+        phone: '+2340000000000',
+        address: '{}',
+        status: 'active',
+      },
+    });
+    return world.prisma.card.create({
+      data: {
+        customerId: customer.id,
+        cardHolderId: holder.id,
+        brand: 'visa',
+        type: 'virtual',
+        status: 'active',
+        providerId: `card-${randomUUID()}`,
+        reference: `ref-${randomUUID()}`,
+      },
+    });
+  }
+
+  describe('card movements on the ledger', () => {
+    const movement = (
+      cardId: string,
+      opts: {
+        kind?: 'card_topup' | 'card_withdrawal' | 'card_spend';
+        status?: 'created' | 'pending' | 'success';
+        providerId?: string | null;
+        reference?: string;
+      } = {},
+    ) =>
+      world.prisma.transaction.create({
+        data: {
+          kind: opts.kind ?? 'card_topup',
+          direction: opts.kind === 'card_topup' || !opts.kind ? 'credit' : 'debit',
+          status: opts.status ?? 'pending',
+          amount: 700n,
+          currency: 'USD',
+          cardId,
+          providerId: opts.providerId ?? null,
+          reference: opts.reference ?? `ref-${randomUUID()}`,
+        },
+      });
+
+    it('lockCardMovement reads kind, status, direction and amount under a lock; NotFound', async () => {
+      const c = await card();
+      const row = await movement(c.id, { kind: 'card_withdrawal' });
+      await world.prisma.$transaction(async (tx) => {
+        expect(await repo.lockCardMovement(row.id, tx)).toEqual({
+          kind: 'card_withdrawal',
+          status: 'pending',
+          direction: 'debit',
+          amount: 700n,
+        });
+      });
+      await expect(world.prisma.$transaction((tx) => repo.lockCardMovement(randomUUID(), tx))).rejects.toBeInstanceOf(
+        NotFoundError,
+      );
+    });
+
+    it('findCardMovement: by provider id (any card), else by reference of this card and kind, else null', async () => {
+      const c = await card();
+      const other = await card();
+      const byId = await movement(other.id, { providerId: `ptx-${randomUUID()}` });
+      const byRef = await movement(c.id);
+      expect((await repo.findCardMovement(c.id, 'card_topup', byId.providerId as string, byRef.reference))?.id).toBe(
+        byId.id,
+      );
+      expect((await repo.findCardMovement(c.id, 'card_topup', 'nobody', byRef.reference))?.id).toBe(byRef.id);
+      expect(await repo.findCardMovement(c.id, 'card_withdrawal', 'nobody', byRef.reference)).toBeNull();
+      expect(await repo.findCardMovement(other.id, 'card_topup', 'nobody', byRef.reference)).toBeNull();
+      expect(await repo.findCardMovement(c.id, 'card_topup', 'nobody', null)).toBeNull();
+    });
+
+    it("findCardSpend: the card's movement by provider id, else by reference, else null", async () => {
+      const c = await card();
+      const spend = await movement(c.id, { kind: 'card_spend', providerId: `sp-${randomUUID()}` });
+      expect((await repo.findCardSpend(c.id, spend.providerId, null))?.id).toBe(spend.id);
+      expect((await repo.findCardSpend(c.id, 'nobody', spend.reference))?.id).toBe(spend.id);
+      expect(await repo.findCardSpend((await card()).id, spend.providerId, spend.reference)).toBeNull();
+      expect(await repo.findCardSpend(c.id, null, null)).toBeNull();
+    });
+
+    it('referenceTaken: true for a ledger reference in use, false otherwise', async () => {
+      const row = await movement((await card()).id);
+      expect(await repo.referenceTaken(row.reference)).toBe(true);
+      expect(await repo.referenceTaken(`ref-${randomUUID()}`)).toBe(false);
+    });
+
+    it("attachProviderId: set when none; kept when one is there; another row's id is left off", async () => {
+      const c = await card();
+      const row = await movement(c.id);
+      const id = `ptx-${randomUUID()}`;
+      expect(await repo.attachProviderId(row.id, id)).toBe(true);
+      expect(await repo.attachProviderId(row.id, 'ptx-other')).toBe(false);
+      const second = await movement(c.id);
+      expect(await repo.attachProviderId(second.id, id)).toBe(false);
+      const stored = await world.prisma.transaction.findMany({ where: { id: { in: [row.id, second.id] } } });
+      expect(stored.find((r) => r.id === row.id)?.providerId).toBe(id);
+      expect(stored.find((r) => r.id === second.id)?.providerId).toBeNull();
+    });
+
+    it("listCardMovements: the card's movements newest first, after a cursor; openCardMovements: created, unknown, pending only", async () => {
+      const c = await card();
+      const a = await movement(c.id, { status: 'success' });
+      const b = await movement(c.id, { kind: 'card_spend', status: 'pending', providerId: `sp-${randomUUID()}` });
+      const listed = await repo.listCardMovements(c.id, undefined, 5);
+      expect(listed.map((r) => r.id)).toEqual([b.id, a.id]);
+      const cursor = encodeCursor({ createdAt: b.createdAt, id: b.id });
+      expect((await repo.listCardMovements(c.id, cursor, 5)).map((r) => r.id)).toEqual([a.id]);
+      expect(await repo.openCardMovements(c.id)).toEqual([{ reference: b.reference, providerId: b.providerId }]);
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ConflictError, ErrorCode } from '../errors';
+import { IdempotencyRepository, type RawSql } from './idempotency.repository';
 
 /**
  * The Idempotency-Key claim the current request holds: set by IdempotencyService.run around the
@@ -26,17 +27,12 @@ export function currentIdempotencyClaim(): IdempotencyClaim | undefined {
   return storage.getStore();
 }
 
-/** Anything that can run raw SQL: the Prisma client or an interactive transaction of it. */
-interface RawSql {
-  $executeRaw(query: TemplateStringsArray, ...values: unknown[]): Promise<number>;
-}
-
 /**
  * Records on the current request's claim that it wrote resource `type` `id` ahead of its provider
  * call (the first resource written wins; later ones leave it). Run it in the database transaction
  * that writes the resource, so that both commit together. A retry that finds the claim's process
  * dead is then answered from this resource (IdempotencyService) instead of running the work again.
- * No-op outside an idempotent request.
+ * No-op outside an idempotent request. The SQL is IdempotencyRepository.noteResource's.
  * @throws ConflictError (409 `request_in_progress`) when the claim is no longer ours (its lease
  * lapsed and a retry took it over): the caller must not go on to the provider — the transaction
  * it runs in rolls back, so nothing is written and nothing is sent twice.
@@ -44,12 +40,8 @@ interface RawSql {
 export async function noteIdempotentResource(db: RawSql, type: string, id: string): Promise<void> {
   const claim = storage.getStore();
   if (!claim) return;
-  const owned = await db.$executeRaw`
-    UPDATE idempotency_records
-    SET resource_type = COALESCE(resource_type, ${type}), resource_id = COALESCE(resource_id, ${id})
-    WHERE client_id = ${claim.clientId}::uuid AND key = ${claim.key} AND state = 'in_progress'
-      AND lease_expires_at = ${claim.leaseExpiresAt}`;
-  if (owned === 0) {
+  const owned = await IdempotencyRepository.noteResource(db, claim, type, id);
+  if (!owned) {
     throw new ConflictError(
       'This request lost its Idempotency-Key claim to a retry of the same key; nothing was sent.',
       ErrorCode.RequestInProgress,
