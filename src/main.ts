@@ -1,5 +1,5 @@
 // First: tracing's instrumentations must patch http, pg, Fastify and Prisma before they load.
-import { stopTracing } from './tracing';
+import { stopTracing, tracingActive } from './tracing';
 import 'reflect-metadata';
 import 'dotenv/config';
 import { Logger } from '@nestjs/common';
@@ -19,7 +19,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const app = await createApp();
-  app.get(ShutdownService).register('pools', 'tracing exporter', stopTracing, { last: true });
+  // Only when tracing is on: the shutdown log then names the flush of the last spans.
+  if (tracingActive()) app.get(ShutdownService).register('pools', 'tracing exporter', stopTracing, { last: true });
   stopOnSignals(app, env.SHUTDOWN_DELAY_MS);
   await app.listen({ port: env.PORT, host: env.HOST });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;

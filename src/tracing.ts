@@ -59,6 +59,11 @@ export function startTracing(exporter?: SpanExporter): boolean {
   return true;
 }
 
+/** Whether tracing is on (started with an exporter or OTEL_EXPORTER_OTLP_ENDPOINT). */
+export function tracingActive(): boolean {
+  return sdk !== undefined;
+}
+
 /** Flushes the spans not yet exported and stops the SDK (no-op when tracing is off). */
 export async function stopTracing(): Promise<void> {
   const running = sdk;
