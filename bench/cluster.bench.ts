@@ -78,7 +78,7 @@ function haproxyConfig(listen: number, ports: number[]): string {
 
 /** Sums of the counters we read from one instance's /metrics (undefined: the metric does not exist). */
 type Counters = Record<string, number | undefined>;
-const METRICS = ['rate_limit_rejections_total', 'provider_fail_fast_total', 'provider_breaker_opens_total'];
+const METRICS = ['rate_limit_rejections_total', 'provider_fast_failures_total', 'provider_breaker_opens_total'];
 
 async function scrape(port: number): Promise<Counters> {
   const counters: Counters = {};
@@ -458,7 +458,7 @@ async function main(): Promise<void> {
     say(`429s of one key     ${probe.limited} of ${probe.sent} sent; accepted ${windows} (limit ${KEY_LIMIT}/min)`);
     say(`rate_limit_rejections_total ${metric('rate_limit_rejections_total')}`);
     say(
-      `breaker             opens ${metric('provider_breaker_opens_total')}, fail-fast ${metric('provider_fail_fast_total')}`,
+      `breaker             opens ${metric('provider_breaker_opens_total')}, fail-fast ${metric('provider_fast_failures_total')}`,
     );
     say('chaos:');
     for (const line of chaosLog) say(`  ${line}`);
