@@ -12,10 +12,10 @@
  * The card movements list is read with `refresh=false` (the first page otherwise asks the provider first).
  */
 import 'dotenv/config';
-import { randomUUID } from 'node:crypto';
 import { freePort } from '../scripts/lib/embedded-db';
 import { spawnNode, waitUntilUp } from './lib';
 import { flatOut, type RunResult, withCpu } from './load';
+import { activeCard, api, kenyanBeneficiary } from './seed';
 import { runBench, startStack } from './stack';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -24,17 +24,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TARGET = 0.6;
 
 type Measured = RunResult & { cpuPerRequestUs: number };
-
-async function api<T>(origin: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${origin}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text) as T;
-}
 
 async function main(): Promise<void> {
   const stack = await startStack({ name: 'reads', gatewayEnv: { RATE_LIMIT_PER_MINUTE: '100000000' } });
@@ -58,42 +47,14 @@ async function main(): Promise<void> {
         phone: `7123456${String(i).padStart(2, '0')}`,
         countryCode: '+254',
       });
-    const beneficiary = await api<{ id: string }>(origin, key, 'POST', '/v1/beneficiaries', {
-      customerId: customer.id,
-      country: 'KE',
-      currency: 'KES',
-      destination: { type: 'MOBILEMONEY', network: 'MPESA', accountNumber: '254712345678' },
-    });
+    const beneficiary = await kenyanBeneficiary(origin, key, customer.id);
     const payout = await api<{ id: string }>(origin, key, 'POST', '/v1/payouts', {
       customerId: customer.id,
       beneficiaryId: beneficiary.id,
       amount: 1500,
       description: 'reads',
     });
-    await api(origin, key, 'POST', '/v1/card-holders', {
-      customerId: customer.id,
-      idType: 'PASSPORT',
-      idNumber: 'A1234567',
-      address: {
-        line1: '1 Read Road',
-        houseName: 'Bench House',
-        city: 'Nairobi',
-        state: 'Nairobi',
-        zipCode: '00100',
-        country: 'KE',
-      },
-      userPhoto: 'https://example.com/photo.jpg',
-    });
-    const card = await api<{ id: string }>(origin, key, 'POST', '/v1/cards', {
-      customerId: customer.id,
-      brand: 'visa',
-      amount: 1000,
-    });
-    const deadline = Date.now() + 30_000;
-    while ((await api<{ status: string }>(origin, key, 'GET', `/v1/cards/${card.id}`)).status !== 'active') {
-      if (Date.now() > deadline) throw new Error('the card never became active');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const card = await activeCard(origin, key, customer.id);
     for (let i = 0; i < 10; i++) await api(origin, key, 'POST', `/v1/cards/${card.id}/top-ups`, { amount: 300 + i });
 
     const reads: Array<[string, string, string]> = [

@@ -23,6 +23,7 @@ import 'dotenv/config';
 import { randomUUID } from 'node:crypto';
 import { flatOut, type FlatOutResult, runTable, type SequenceStep, stepTable, withCpu } from './load';
 import { monotonicMicros, whereTheTimeGoes } from './profile';
+import { api } from './seed';
 import { BENCH_PROVIDER_KEY, runBench, startStack } from './stack';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
@@ -32,17 +33,6 @@ const TARGET = 300;
 const AMOUNT = 500;
 /** References of the baseline's payouts, left out of the ledger comparison. */
 const BASE_PREFIX = 'bench-base-';
-
-async function api<T>(origin: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${origin}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text) as T;
-}
 
 interface SimRecord {
   id: string;

@@ -21,6 +21,7 @@ import 'dotenv/config';
 import { randomUUID } from 'node:crypto';
 import { flatOut, type SequenceStep, stepTable, withCpu } from './load';
 import { monotonicMicros, whereTheTimeGoes } from './profile';
+import { activeCard, api, kenyanBeneficiary } from './seed';
 import { runBench, startStack } from './stack';
 
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 200);
@@ -61,21 +62,6 @@ interface SimRecord {
   currency: string;
 }
 
-async function api<T>(origin: string, key: string, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${origin}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      'idempotency-key': randomUUID(),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text) as T;
-}
-
 async function main(): Promise<void> {
   const stack = await startStack({
     name: 'soak',
@@ -92,40 +78,8 @@ async function main(): Promise<void> {
       phone: '712345678',
       countryCode: '+254',
     });
-    const beneficiary = await api<{ id: string }>(origin, key, 'POST', '/v1/beneficiaries', {
-      customerId: customer.id,
-      country: 'KE',
-      currency: 'KES',
-      destination: {
-        type: 'MOBILEMONEY',
-        network: 'MPESA',
-        accountNumber: '254712345678',
-      },
-    });
-    await api(origin, key, 'POST', '/v1/card-holders', {
-      customerId: customer.id,
-      idType: 'PASSPORT',
-      idNumber: 'A1234567',
-      address: {
-        line1: '1 Soak Road',
-        houseName: 'Soak House',
-        city: 'Nairobi',
-        state: 'Nairobi',
-        zipCode: '00100',
-        country: 'KE',
-      },
-      userPhoto: 'https://example.com/photo.jpg',
-    });
-    const card = await api<{ id: string }>(origin, key, 'POST', '/v1/cards', {
-      customerId: customer.id,
-      brand: 'visa',
-      amount: 1000,
-    });
-    const deadline = Date.now() + 30_000;
-    while ((await api<{ status: string }>(origin, key, 'GET', `/v1/cards/${card.id}`)).status !== 'active') {
-      if (Date.now() > deadline) throw new Error('the card never became active (no created callback?)');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const beneficiary = await kenyanBeneficiary(origin, key, customer.id);
+    const card = await activeCard(origin, key, customer.id);
 
     const auth = { authorization: `Bearer ${key}` };
     const json = { ...auth, 'content-type': 'application/json' };
