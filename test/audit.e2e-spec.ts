@@ -2,8 +2,10 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from 'pg';
+import { AuditSealerService } from '../src/audit/audit-sealer.service';
 import { verifyChain } from '../src/audit/audit-verify';
-import { chainInOrder } from '../src/audit/audit.repository';
+import { chainInOrder, insertAuditEvent, sealPendingEvents } from '../src/audit/audit.repository';
 import { createApiClient } from '../src/auth/api-clients.repository';
 import { SCOPES } from '../src/auth/scopes';
 import { PrismaService } from '../src/database/prisma.service';
@@ -23,6 +25,17 @@ describe('audit trail (e2e, issue 14 item 3)', () => {
     return res.body as { data: any[]; nextCursor: string | null };
   };
   const verify = () => verifyChain(chainInOrder(prisma, 3));
+  const seal = async () => (await sealPendingEvents(prisma, { wait: true })).sealed;
+  const unsealed = async () =>
+    Number((await h.db.query<{ n: string }>('SELECT count(*) AS n FROM audit_events WHERE seq IS NULL'))[0].n);
+  /** `promise`, or a failure naming `what` if it has not settled within `ms`. */
+  const within = <T>(ms: number, what: string, promise: Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  };
 
   beforeAll(async () => {
     h = await startHarness();
@@ -156,29 +169,144 @@ describe('audit trail (e2e, issue 14 item 3)', () => {
     expect((await h.http().get('/v1/audit-events?from=yesterday').set(clients.reader.auth)).status).toBe(400);
   });
 
-  it('keeps the chain gapless under concurrent changes', async () => {
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) =>
+  it('writes events unchained (no lock): a change commits while another change’s event is uncommitted; sealing chains both, by commit', async () => {
+    const to = await customerWithBeneficiary(h, clients.a.auth, 'audit-hold@example.com');
+    await seal();
+    // A change's transaction that has written its event and stays open (as a slow money movement would).
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let inserted!: () => void;
+    const insertedOnce = new Promise<void>((resolve) => (inserted = resolve));
+    const held = prisma.$transaction(
+      async (tx) => {
+        const id = await insertAuditEvent(tx, {
+          actorId: null,
+          actorName: 'held',
+          action: 'payout.create',
+          targetType: 'payout',
+          targetId: 'held-open',
+          requestId: null,
+          outcome: 'succeeded',
+        });
+        inserted();
+        await gate;
+        return id;
+      },
+      { timeout: 60_000 },
+    );
+    try {
+      await insertedOnce;
+      // Another money movement records its ledger row and its event, and commits, meanwhile.
+      const created = await within(
+        15_000,
+        'POST /v1/payouts while another event is uncommitted',
         h
           .http()
-          .post('/v1/customers')
+          .post('/v1/payouts')
+          .set(clients.a.auth)
+          .set('Idempotency-Key', randomUUID())
+          .send({ ...to, amount: 120000, description: 'not serialised' })
+          .then((r) => r),
+      );
+      expect(created.status).toBe(201);
+      // The sealer does not wait for the open transaction either: it seals what is committed.
+      expect(await within(15_000, 'sealing while a transaction is open', seal())).toBeGreaterThanOrEqual(1);
+      const [payoutEvent] = await h.db.query<{ id: string; seq: string | null }>(
+        "SELECT id, seq FROM audit_events WHERE target_id = $1 AND action = 'payout.create'",
+        [created.body.id],
+      );
+      expect(payoutEvent.seq).not.toBeNull();
+      expect(await h.db.query("SELECT 1 FROM audit_events WHERE target_id = 'held-open'")).toEqual([]);
+    } finally {
+      release();
+    }
+    const heldId = await held;
+    // Committed last, it is sealed next: a later seq than the payout's event although inserted first.
+    expect(await seal()).toBe(1);
+    const rows = await h.db.query<{ id: string; seq: string; target_id: string }>(
+      "SELECT id, seq, target_id FROM audit_events WHERE target_id = 'held-open' OR action = 'payout.create' ORDER BY seq DESC LIMIT 2",
+    );
+    expect(rows[0]).toMatchObject({ id: heldId.toString(), target_id: 'held-open' });
+    expect(BigInt(rows[0].id)).toBeLessThan(BigInt(rows[1].id));
+    expect(BigInt(rows[0].seq)).toBe(BigInt(rows[1].seq) + 1n);
+    expect(await verify()).toMatchObject({ ok: true });
+  }, 60_000);
+
+  it('only one sealer works at a time: a periodic pass skips while another holds the lock, an on-demand seal waits', async () => {
+    const sealer = h.app.get(AuditSealerService);
+    await h
+      .http()
+      .post('/v1/webhook-subscriptions')
+      .set(clients.a.auth)
+      .send({ url: 'http://127.0.0.1:9/sealer' })
+      .expect(201);
+    expect(await unsealed()).toBe(1);
+    const other = new Client({ connectionString: h.db.url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query("SELECT pg_advisory_xact_lock(x'6175646974'::bigint)");
+      expect(await sealer.pass()).toEqual({ sealed: 0, locked: false });
+      let waited = false;
+      const onDemand = sealer.sealNow().then((n) => {
+        waited = true;
+        return n;
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(waited).toBe(false);
+      await other.query('COMMIT');
+      expect(await onDemand).toBe(1);
+    } finally {
+      await other.end();
+    }
+    expect(await sealer.pass()).toEqual({ sealed: 0, locked: true });
+    expect(await unsealed()).toBe(0);
+  });
+
+  it('seals a gapless, verified chain after many concurrent money movements, with sealers running during the burst', async () => {
+    const to = await customerWithBeneficiary(h, clients.b.auth, 'audit-burst@example.com');
+    await seal();
+    const [{ max: before }] = await h.db.query<{ max: string }>('SELECT max(seq) AS max FROM audit_events');
+    let bursting = true;
+    const sealers = Array.from({ length: 3 }, async () => {
+      let n = 0;
+      while (bursting) {
+        n += (await sealPendingEvents(prisma, { wait: false, batch: 3 })).sealed;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return n;
+    });
+    const results = await Promise.all(
+      Array.from({ length: 24 }, (_, i) =>
+        h
+          .http()
+          .post('/v1/payouts')
           .set(i % 2 ? clients.a.auth : clients.b.auth)
-          .send({
-            email: `burst-${i}@example.com`,
-            firstName: 'Burst',
-            lastName: 'Obi',
-            countryCode: '234',
-            phone: '8012345678',
-          }),
+          .set('Idempotency-Key', randomUUID())
+          .send({ ...to, amount: 100000 + i, description: `burst ${i}` }),
       ),
     );
-    expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
+    bursting = false;
+    const sealedDuring = (await Promise.all(sealers)).reduce((a, b) => a + b, 0);
+    expect(results.map((r) => r.status)).toEqual(Array(24).fill(201));
+    const sealedAfter = await seal();
+    expect(sealedDuring + sealedAfter).toBeGreaterThanOrEqual(24);
+    expect(await unsealed()).toBe(0);
     expect(await verify()).toMatchObject({ ok: true });
-    const [{ n, max }] = await h.db.query<{ n: string; max: string }>(
-      'SELECT count(*) AS n, max(seq) AS max FROM audit_events',
+    const [{ n, max, distinct }] = await h.db.query<{ n: string; max: string; distinct: string }>(
+      'SELECT count(*) AS n, max(seq) AS max, count(DISTINCT seq) AS distinct FROM audit_events',
     );
     expect(n).toBe(max);
-  });
+    expect(distinct).toBe(n);
+    expect(BigInt(max) - BigInt(before)).toBe(BigInt(sealedDuring + sealedAfter));
+    // Each request's event, once.
+    const ids = results.map((r) => r.body.id as string);
+    const events = await h.db.query<{ target_id: string }>(
+      "SELECT target_id FROM audit_events WHERE action = 'payout.create' AND target_id = ANY($1)",
+      [ids],
+    );
+    expect(events.map((e) => e.target_id).sort()).toEqual([...ids].sort());
+  }, 120_000);
 
   it('`npm run audit -- verify` passes, then names an edited row, then a deleted one (exit 1)', async () => {
     const cli = async () => {
@@ -194,9 +322,18 @@ describe('audit trail (e2e, issue 14 item 3)', () => {
         return { code: e.code, stdout: e.stdout };
       }
     };
+    // verify seals what is pending first, and says how many.
+    await h
+      .http()
+      .post('/v1/webhook-subscriptions')
+      .set(clients.a.auth)
+      .send({ url: 'http://127.0.0.1:9/cli' })
+      .expect(201);
+    expect(await unsealed()).toBe(1);
     const intact = await cli();
     expect(intact.code).toBe(0);
-    expect(intact.stdout).toMatch(/Audit chain intact: \d+ events/);
+    expect(intact.stdout).toMatch(/Sealed 1 pending event\.\nAudit chain intact: \d+ events/);
+    expect(await unsealed()).toBe(0);
 
     await h.db.query("UPDATE audit_events SET actor_name = 'mallory' WHERE seq = 3");
     expect(await verify()).toMatchObject({ ok: false, seq: 3n, problem: 'edited' });
@@ -211,5 +348,11 @@ describe('audit trail (e2e, issue 14 item 3)', () => {
     const deleted = await cli();
     expect(deleted.code).toBe(1);
     expect(deleted.stdout).toMatch(/BROKEN at seq 6: .*deleted/);
+
+    // An event sealed after the damage is chained on, and the damage is still reported.
+    await h.http().post(`/v1/cards/${randomUUID()}/freeze`).set(clients.a.auth).expect(404);
+    const later = await cli();
+    expect(later.code).toBe(1);
+    expect(later.stdout).toMatch(/Sealed 1 pending event\.\nAudit chain BROKEN at seq 6: /);
   }, 180_000);
 });
