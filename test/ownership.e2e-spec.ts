@@ -14,14 +14,18 @@ type Auth = Record<string, string>;
  * quote. A's collection's ledger row is put in `needs_review` (for the resolve route).
  */
 async function setUp(ownership: 'all' | 'client') {
-  const h = await startHarness({ env: { OWNERSHIP: ownership } });
+  // Payouts of USD 100,000.00 and more wait for a second client's approval (maker-checker).
+  const h = await startHarness({ env: { OWNERSHIP: ownership, PAYOUT_APPROVAL_THRESHOLDS: 'USD:10000000' } });
   const prisma = h.app.get(PrismaService);
-  const client = async (name: string) => {
-    const { client, key } = await createApiClient(prisma, name, [...SCOPES]);
+  const client = async (name: string, scopes: string[]) => {
+    const { client, key } = await createApiClient(prisma, name, scopes);
     return { id: client.id, auth: { Authorization: `Bearer ${key}` } as Auth };
   };
-  const a = await client('client-a');
-  const b = await client('client-b');
+  // The apps' keys: every scope but the checker's (payouts:approve exempts a key from the rule).
+  const appScopes = SCOPES.filter((scope) => scope !== 'payouts:approve');
+  const a = await client('client-a', appScopes);
+  const b = await client('client-b', appScopes);
+  const checker = await client('finance-checker', ['payouts:approve', 'payouts:read', 'transactions:read']);
   const idem = () => ({ 'Idempotency-Key': randomUUID() });
 
   const to = await customerWithBeneficiary(h, a.auth, `owner-${ownership}@example.com`);
@@ -79,6 +83,7 @@ async function setUp(ownership: 'all' | 'client') {
     h,
     a,
     b,
+    checker,
     idem,
     to,
     payoutId: payout.body.id as string,
@@ -293,6 +298,29 @@ describe('ownership rule (e2e, OWNERSHIP)', () => {
         .set(a.auth)
         .send({ status: 'failed', evidence: 'provider shows it expired' });
       expect([resolved.status, resolved.body.status]).toEqual([200, 'failed']);
+
+      // Maker-checker across clients: A's large payout waits for approval; B cannot see or decide
+      // it, the checker's key (payouts:approve, not restricted) lists it among the ledger's
+      // payouts awaiting approval and approves it.
+      const large = await h
+        .http()
+        .post('/v1/payouts')
+        .set(a.auth)
+        .set(idem())
+        .send({ ...to, amount: 20_000_000, description: 'needs a checker' });
+      expect([large.status, large.body.status]).toEqual([201, 'awaiting_approval']);
+      const byB = await h.http().post(`/v1/payouts/${large.body.id}/approve`).set(b.auth).set(idem()).send({});
+      expect([byB.status, byB.body.code]).toEqual([403, 'forbidden']);
+      expect((await h.http().get(`/v1/payouts/${large.body.id}`).set(b.auth)).status).toBe(404);
+      const waiting = await h.http().get('/v1/transactions?status=awaiting_approval&kind=payout').set(s.checker.auth);
+      expect(waiting.body.data.map((row: { id: string }) => row.id)).toEqual([large.body.id]);
+      const approved = await h
+        .http()
+        .post(`/v1/payouts/${large.body.id}/approve`)
+        .set(s.checker.auth)
+        .set(idem())
+        .send({ reason: 'checked' });
+      expect([approved.status, approved.body.status]).toEqual([201, 'initiated']);
     } finally {
       await h.close();
     }
