@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createApiClient } from '../src/auth/api-clients.repository';
-import { SCOPES } from '../src/auth/scopes';
+import { type Scope, SCOPES } from '../src/auth/scopes';
 import { PrismaService } from '../src/database/prisma.service';
 import { cardKit } from './support/cards';
 import { customerWithBeneficiary } from './support/fixtures';
@@ -17,7 +17,7 @@ async function setUp(ownership: 'all' | 'client') {
   // Payouts of USD 100,000.00 and more wait for a second client's approval (maker-checker).
   const h = await startHarness({ env: { OWNERSHIP: ownership, PAYOUT_APPROVAL_THRESHOLDS: 'USD:10000000' } });
   const prisma = h.app.get(PrismaService);
-  const client = async (name: string, scopes: string[]) => {
+  const client = async (name: string, scopes: Scope[]) => {
     const { client, key } = await createApiClient(prisma, name, scopes);
     return { id: client.id, auth: { Authorization: `Bearer ${key}` } as Auth };
   };
