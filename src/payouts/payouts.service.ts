@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { recordAuditedChange } from '../audit/audit-chain';
 import { ownedByCurrentClient } from '../audit/ownership';
 import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
 import { providerCallbackUrl } from '../common/callback-url';
@@ -11,6 +12,7 @@ import {
   providerDidNotAct,
   ValidationError,
 } from '../common/errors';
+import { idempotentResourceNote, lostClaim } from '../common/idempotency/idempotency-context';
 import { currencyExponent } from '../common/money';
 import { newReference } from '../common/reference';
 import { type Env, parseApprovalThresholds, parseDuration } from '../config/env';
@@ -21,7 +23,7 @@ import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { toPayoutDto, toTransactionEventData } from '../transactions/transaction.mapper';
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
-import { PayoutsRepository } from './payouts.repository';
+import { CONFIRM_WON, PayoutsRepository } from './payouts.repository';
 
 /**
  * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
@@ -63,8 +65,10 @@ export class PayoutsService {
   async create(input: CreatePayoutDto, clientId: string | null = null): Promise<PayoutDto> {
     const currency = input.sourceCurrency ?? 'USD';
     currencyExponent(currency);
-    const customer = await this.customers.requireRow(input.customerId);
-    const beneficiary = await this.beneficiaries.requireRow(input.beneficiaryId);
+    const [customer, beneficiary] = await Promise.all([
+      this.customers.requireRow(input.customerId),
+      this.beneficiaries.requireRow(input.beneficiaryId),
+    ]);
     if (beneficiary.customerId !== customer.id || !beneficiary.providerId) {
       throw new ValidationError([
         { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
@@ -196,6 +200,7 @@ export class PayoutsService {
         callbackUrl: providerCallbackUrl(this.config),
       });
       const { transaction } = await this.ledger.transition(row.id, 'initiated', 'api', {
+        known: row,
         patch: {
           providerId: upstream.id,
           fee: upstream.feeMinor,
@@ -218,9 +223,20 @@ export class PayoutsService {
    * ProviderAmountMismatchError (502) when the finalize answer states another amount → `needs_review`.
    */
   async confirm(id: string): Promise<PayoutDto> {
-    const row = await this.requirePayout(id);
-    const claimed = await this.repository.claimConfirm(id);
-    if (!claimed) {
+    // The claim, the Idempotency-Key's note and the audit event: one database transaction. A payout
+    // the client may not see is not claimed (rolled back: 404, as if absent).
+    const note = idempotentResourceNote('payout', id, CONFIRM_WON);
+    const row = await this.repository.withTransaction(async (tx) => {
+      const won = await this.repository.claimConfirm(tx, id, note);
+      if (!won) return null;
+      const { noteKept, ...claimed } = won;
+      if (!ownedByCurrentClient(claimed)) throw new NotFoundError('Payout', id);
+      // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
+      if (note && !noteKept) throw lostClaim();
+      await recordAuditedChange(tx, id);
+      return claimed;
+    });
+    if (!row) {
       const current = await this.requirePayout(id);
       throw new InvalidStateTransitionError(
         'payout',
@@ -235,6 +251,7 @@ export class PayoutsService {
         amountMinor: row.amount,
       });
       const { transaction } = await this.ledger.transition(id, 'pending', 'api', {
+        known: row,
         patch: {
           counterAmount: upstream.payoutAmountMinor,
           counterCurrency: upstream.payoutCurrency ?? row.counterCurrency,

@@ -80,12 +80,38 @@ describe('LedgerService on a real database', () => {
     expect(stored.completedAt).toBeInstanceOf(Date);
   });
 
-  it('applies through the general path with a patch beyond failureReason', async () => {
+  it('applies the provider answer with the move in one statement, from the row the caller knows, saying `from`', async () => {
     const t = await row('created');
-    const result = await ledger.transition(t.id, 'initiated', 'api', { patch: { providerId: `prov-${t.id}` } });
-    expect(result.outcome).toBe('applied');
+    const result = await ledger.transition(t.id, 'initiated', 'api', {
+      known: t,
+      patch: { providerId: `prov-${t.id}`, fee: 25n, exchangeRate: '1.5', providerPayload: { ok: true } },
+    });
+    expect(result).toMatchObject({ outcome: 'applied', from: 'created' });
     const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
-    expect(stored).toMatchObject({ status: 'initiated', providerId: `prov-${t.id}` });
+    expect(stored).toMatchObject({
+      status: 'initiated',
+      providerId: `prov-${t.id}`,
+      fee: 25n,
+      providerPayload: { ok: true },
+    });
+    expect(result.transaction).toEqual(stored);
+    expect(await history(t.id)).toEqual([{ from: 'created', to: 'initiated', source: 'api', actor_id: null }]);
+  });
+
+  it('a stale known row changes nothing: the move is decided under the lock (refused, or from the real status)', async () => {
+    const t = await row('created');
+    await ledger.transition(t.id, 'failed', 'webhook', { patch: { failureReason: 'declined' } });
+    const refused = await ledger.transition(t.id, 'initiated', 'api', { known: t, patch: { providerId: `p-${t.id}` } });
+    expect(refused).toMatchObject({ outcome: 'refused', from: 'failed' });
+    expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } })).providerId).toBeNull();
+  });
+
+  it('applies through the general path with a patch beyond the provider answer, saying `from`', async () => {
+    const t = await row('created');
+    const result = await ledger.transition(t.id, 'initiated', 'api', { patch: { description: 'patched' } });
+    expect(result).toMatchObject({ outcome: 'applied', from: 'created' });
+    const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
+    expect(stored).toMatchObject({ status: 'initiated', description: 'patched' });
     expect(await history(t.id)).toEqual([{ from: 'created', to: 'initiated', source: 'api', actor_id: null }]);
   });
 

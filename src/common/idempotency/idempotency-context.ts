@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Prisma } from '../../generated/prisma/client';
 import { ConflictError, ErrorCode } from '../errors';
 import { IdempotencyRepository, type RawSql } from './idempotency.repository';
 
@@ -40,11 +41,25 @@ export function currentIdempotencyClaim(): IdempotencyClaim | undefined {
 export async function noteIdempotentResource(db: RawSql, type: string, id: string): Promise<void> {
   const claim = storage.getStore();
   if (!claim) return;
-  const owned = await IdempotencyRepository.noteResource(db, claim, type, id);
-  if (!owned) {
-    throw new ConflictError(
-      'This request lost its Idempotency-Key claim to a retry of the same key; nothing was sent.',
-      ErrorCode.RequestInProgress,
-    );
-  }
+  if (!(await IdempotencyRepository.noteResource(db, claim, type, id))) throw lostClaim();
+}
+
+/**
+ * noteIdempotentResource as an SQL statement to run inside the statement that writes the resource
+ * (a data-modifying CTE, `UPDATE … RETURNING 1`: one row while the claim is ours), or null outside
+ * an idempotent request. The caller checks the row came back and, if not, throws `lostClaim()`
+ * inside its database transaction, so that the resource is rolled back and the provider never called.
+ * `onlyIf`: an SQL condition the note also needs (e.g. that the resource was written).
+ */
+export function idempotentResourceNote(type: string, id: string, onlyIf?: Prisma.Sql): Prisma.Sql | null {
+  const claim = storage.getStore();
+  return claim ? IdempotencyRepository.noteResourceSql(claim, type, id, onlyIf) : null;
+}
+
+/** The 409 `request_in_progress` of a request that lost its Idempotency-Key claim to a retry. */
+export function lostClaim(): ConflictError {
+  return new ConflictError(
+    'This request lost its Idempotency-Key claim to a retry of the same key; nothing was sent.',
+    ErrorCode.RequestInProgress,
+  );
 }

@@ -140,8 +140,14 @@ export class IdempotencyService {
     const now = Date.now();
     const expiresAt = new Date(now + IDEMPOTENCY_TTL_MS);
     const leaseExpiresAt = new Date(now + this.leaseMs());
-    await this.repository.deleteIfExpired(clientId, key, new Date());
-    const claimed = await this.repository.insertInProgress({ clientId, key, fingerprint, expiresAt, leaseExpiresAt });
+    const claimed = await this.repository.insertInProgress({
+      clientId,
+      key,
+      fingerprint,
+      expiresAt,
+      leaseExpiresAt,
+      now: new Date(now),
+    });
     return claimed ? leaseExpiresAt : null;
   }
 
