@@ -199,8 +199,9 @@ export class PayoutsService {
         beneficiaryId: beneficiaryProviderId,
         callbackUrl: providerCallbackUrl(this.config),
       });
-      const { transaction } = await this.ledger.transition(row.id, 'initiated', 'api', {
+      const { transaction, answered } = await this.ledger.transition(row.id, 'initiated', 'api', {
         known: row,
+        answer: toPayoutDto,
         patch: {
           providerId: upstream.id,
           fee: upstream.feeMinor,
@@ -208,7 +209,8 @@ export class PayoutsService {
           providerPayload: upstream.raw as Prisma.InputJsonValue,
         },
       });
-      return toPayoutDto(transaction);
+      // The Idempotency-Key's answer is stored with the move when it could be: answer exactly it.
+      return (answered as PayoutDto | undefined) ?? toPayoutDto(transaction);
     } catch (error) {
       await this.ledger.recordProviderFailure(row.id, error);
       throw error;
@@ -250,8 +252,9 @@ export class PayoutsService {
         sourceCurrency: row.currency,
         amountMinor: row.amount,
       });
-      const { transaction } = await this.ledger.transition(id, 'pending', 'api', {
+      const { transaction, answered } = await this.ledger.transition(id, 'pending', 'api', {
         known: row,
+        answer: toPayoutDto,
         patch: {
           counterAmount: upstream.payoutAmountMinor,
           counterCurrency: upstream.payoutCurrency ?? row.counterCurrency,
@@ -259,7 +262,7 @@ export class PayoutsService {
           providerPayload: upstream.raw as Prisma.InputJsonValue,
         },
       });
-      return toPayoutDto(transaction);
+      return (answered as PayoutDto | undefined) ?? toPayoutDto(transaction);
     } catch (error) {
       if (providerDidNotAct(error)) {
         // The provider said no, or the call was never sent (breaker, bulkhead, 429): nothing

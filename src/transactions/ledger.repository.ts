@@ -121,6 +121,9 @@ export function withAnswer(row: Transaction, patch: Record<string, unknown> | un
   return next;
 }
 
+/** The condition, inside moveOnce's statement, that the move was made (for its `also` statement). */
+export const MOVED = Prisma.sql`EXISTS (SELECT 1 FROM upd)`;
+
 /** The card money movement kinds of the ledger. */
 export const CARD_TRANSACTION_KINDS: TransactionKind[] = ['card_topup', 'card_withdrawal', 'card_spend'];
 
@@ -266,7 +269,8 @@ export class LedgerRepository {
    * moveIfFrom, also setting `patch` (fields of the provider's answer: fee, counterAmount,
    * counterCurrency, exchangeRate, providerId, providerPayload, failureReason; `patchFitsOneStatement`
    * says whether a patch qualifies) in the same statement, and returning the moved row with `from`,
-   * the status it left (read under the lock). Null when nothing moved.
+   * the status it left (read under the lock). `also`, a statement conditioned on MOVED, runs in the
+   * same statement (`alsoDone`: it returned a row). Null when nothing moved.
    * @throws Error when `patch` does not fit one statement (check with patchFitsOneStatement first).
    */
   async moveOnce(
@@ -279,14 +283,18 @@ export class LedgerRepository {
       failureReason: string | null;
       entry: StatusChangeEntry;
       patch?: Record<string, unknown>;
+      /** A statement to run with the move (`UPDATE … RETURNING 1`, conditioned on MOVED), e.g. the request's answer. */
+      also?: Prisma.Sql | null;
     },
     event: LedgerEventMessage | null,
-  ): Promise<{ row: Transaction; from: TransactionStatus } | null> {
+  ): Promise<{ row: Transaction; from: TransactionStatus; alsoDone: boolean } | null> {
     const { now, final, failureReason, entry } = move;
     const { failureReason: _reason, ...rest } = move.patch ?? {};
     if (!patchFitsOneStatement(rest)) throw new Error('moveOnce: this patch cannot be written in one statement');
     const patch = (rawColumns(rest) ?? []).map(([column, value]) => Prisma.sql`, ${Prisma.raw(column)} = ${value}`);
-    const rows = await this.prisma.$queryRaw<Array<Transaction & { previousStatus: TransactionStatus }>>`
+    const rows = await this.prisma.$queryRaw<
+      Array<Transaction & { previousStatus: TransactionStatus; alsoDone: boolean }>
+    >`
       WITH cur AS (SELECT id, status FROM transactions WHERE id = ${id}::uuid FOR UPDATE),
       upd AS (
         UPDATE transactions t
@@ -306,11 +314,12 @@ export class LedgerRepository {
         INSERT INTO outbox_messages (id, subscription_id, event_type, payload)
         SELECT gen_random_uuid(), s.id, ${event?.type ?? null}::text, ${event ? JSON.stringify(event) : null}::jsonb
         FROM webhook_subscriptions s, upd
-        WHERE ${event ? subscribedTo(event.type) : Prisma.sql`false`})
-      SELECT * FROM upd`;
+        WHERE ${event ? subscribedTo(event.type) : Prisma.sql`false`}),
+      also AS (${move.also ?? Prisma.sql`SELECT 1 WHERE false`})
+      SELECT upd.*, EXISTS (SELECT 1 FROM also) AS "alsoDone" FROM upd`;
     if (rows.length === 0) return null;
-    const { previousStatus, ...moved } = rows[0];
-    return { row: moved, from: previousStatus };
+    const { previousStatus, alsoDone, ...moved } = rows[0];
+    return { row: moved, from: previousStatus, alsoDone };
   }
 
   /**

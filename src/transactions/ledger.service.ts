@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId } from '../audit/ownership';
 import { DomainError, InvalidStateTransitionError, NotFoundError, providerDidNotAct } from '../common/errors';
-import { currentIdempotencyClaim, idempotentResourceNote, lostClaim } from '../common/idempotency/idempotency-context';
+import {
+  answeredWith,
+  currentIdempotencyClaim,
+  idempotentAnswer,
+  idempotentResourceNote,
+  lostClaim,
+} from '../common/idempotency/idempotency-context';
 import type { Env } from '../config/env';
 import type {
   Prisma,
@@ -15,7 +22,7 @@ import type {
 } from '../generated/prisma/client';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
-import { LedgerRepository, type LockedMovement, patchFitsOneStatement, withAnswer } from './ledger.repository';
+import { LedgerRepository, type LockedMovement, MOVED, patchFitsOneStatement, withAnswer } from './ledger.repository';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
@@ -29,6 +36,8 @@ export interface TransitionResult {
   outcome: TransitionOutcome;
   transaction: Transaction;
   from: TransactionStatus;
+  /** The request's answer, when `answer` was given and it was stored with the move (return exactly it). */
+  answered?: unknown;
 }
 
 /** Fields a transition may set together with the status (e.g. the provider's answer). */
@@ -57,6 +66,15 @@ export function movableFrom(
   return source === 'manual'
     ? sources.filter((from) => from === 'needs_review')
     : sources.filter((from) => from !== 'needs_review');
+}
+
+/** `answer(row)`, or undefined when it throws (the answer is then stored after the work, as usual). */
+function answerOrNothing(answer: (row: Transaction) => unknown, row: Transaction): unknown {
+  try {
+    return answer(row);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The client of the current idempotent request, recorded as the actor of `api` moves (null elsewhere). */
@@ -148,6 +166,9 @@ export class LedgerService {
    * Without `tx`, and with no patch beyond the provider's answer and a failure reason, the move is ONE
    * SQL statement; `known` (the row as the caller last read or wrote it) spares that path its
    * unlocked read: the status it moves from is still decided under the row's lock.
+   * `answer` (the request's answer for the moved row, e.g. toPayoutDto): under an Idempotency-Key,
+   * the one-statement move also stores it as the key's answer (no separate write after the work);
+   * it is then returned as `answered`, and the caller must answer exactly that.
    * Returns the outcome, the row after it, and `from`: the status the row had when the move was
    * decided (the status an applied move left; e.g. a card's balance effect depends on it).
    */
@@ -162,6 +183,7 @@ export class LedgerService {
       tx?: Tx;
       actorId?: string;
       known?: Transaction;
+      answer?: (row: Transaction) => unknown;
     } = {},
   ): Promise<TransitionResult> {
     const actorId = opts.actorId ?? apiActor(source);
@@ -225,6 +247,7 @@ export class LedgerService {
       payload?: Prisma.InputJsonValue;
       actorId: string | null;
       known?: Transaction;
+      answer?: (row: Transaction) => unknown;
     },
   ): Promise<TransitionResult | null> {
     const known = opts.known?.id === id && opts.known.status !== to ? opts.known : undefined;
@@ -244,6 +267,7 @@ export class LedgerService {
       completedAt: final ? now : before.completedAt,
       failureReason: failureReason ?? before.failureReason,
     };
+    const body = opts.answer ? answerOrNothing(opts.answer, after) : undefined;
     const moved = await this.repository.moveOnce(
       id,
       sources,
@@ -254,10 +278,18 @@ export class LedgerService {
         failureReason,
         entry: { source, payload: opts.payload, actorId: opts.actorId },
         patch: opts.patch,
+        also: body === undefined ? null : idempotentAnswer(body, MOVED),
       },
       this.outbox.ledgerEvent(after),
     );
-    return moved ? { outcome: 'applied', transaction: moved.row, from: moved.from } : null;
+    if (!moved) return null;
+    const result: TransitionResult = { outcome: 'applied', transaction: moved.row, from: moved.from };
+    if (!moved.alsoDone || !opts.answer) return result;
+    // The answer was built from the row as predicted; the row as stored decides what is answered.
+    const stored = opts.answer(moved.row);
+    if (!isDeepStrictEqual(stored, body)) return result; // IdempotencyService stores the right one over it.
+    answeredWith(body);
+    return { ...result, answered: body };
   }
 
   /**

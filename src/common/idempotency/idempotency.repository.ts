@@ -78,13 +78,28 @@ export class IdempotencyRepository {
     });
   }
 
-  /** Stores the answer as `completed`, only while the record is in progress under the claim's lease (one raw statement). */
+  /**
+   * Stores the answer as `completed`, only while the record is the claim's (in progress under its
+   * lease, or already completed under it: an answer the request's own last write stored, which the
+   * answer it actually gave replaces). One raw statement.
+   */
   async storeResponse(claim: IdempotencyClaim, status: number, body: Prisma.InputJsonValue): Promise<void> {
-    await this.prisma.$executeRaw`
+    await this.prisma.$executeRaw(IdempotencyRepository.storeResponseSql(claim, status, body));
+  }
+
+  /**
+   * storeResponse's statement (`UPDATE … RETURNING 1`: one row when stored), for a repository that
+   * stores the answer in the statement of the request's last write (a data-modifying CTE); with
+   * `onlyIf` (an SQL condition, e.g. that the write happened), it changes nothing unless that holds.
+   */
+  static storeResponseSql(claim: IdempotencyClaim, status: number, body: unknown, onlyIf?: Prisma.Sql): Prisma.Sql {
+    return Prisma.sql`
       UPDATE idempotency_records
-      SET state = 'completed', response_status = ${status}, response_body = ${body === undefined ? null : JSON.stringify(body)}::jsonb
-      WHERE client_id = ${claim.clientId}::uuid AND key = ${claim.key} AND state = 'in_progress'
-        AND lease_expires_at = ${claim.leaseExpiresAt}`;
+      SET state = 'completed', response_status = ${status},
+          response_body = ${body === undefined ? null : JSON.stringify(body)}::jsonb
+      WHERE client_id = ${claim.clientId}::uuid AND key = ${claim.key} AND state IN ('in_progress', 'completed')
+        AND lease_expires_at = ${claim.leaseExpiresAt}${onlyIf ? Prisma.sql` AND ${onlyIf}` : Prisma.empty}
+      RETURNING 1`;
   }
 
   find(clientId: string, key: string): Promise<IdempotencyRecord | null> {
