@@ -153,10 +153,11 @@ describe('shutdown order (e2e, gateway child process)', () => {
       .map((line) => JSON.parse(line) as { shutdown: unknown; step?: string })
       .filter((entry) => typeof entry.shutdown === 'string')
       .map((entry) => (entry.step ? `${String(entry.shutdown)}: ${entry.step}` : String(entry.shutdown)));
-    // The two drains run one after the other, in module order; both before pg-boss and the pools.
-    expect([...order.slice(0, 2), ...order.slice(2, 4).sort(), ...order.slice(4)]).toEqual([
+    // The three drains run one after the other, in module order; all before pg-boss and the pools.
+    expect([...order.slice(0, 2), ...order.slice(2, 5).sort(), ...order.slice(5)]).toEqual([
       'draining',
       'closing',
+      'drain: audit sealer',
       'drain: outbox pass',
       'drain: webhook apply queue',
       'jobs: pg-boss',

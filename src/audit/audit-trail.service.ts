@@ -2,12 +2,12 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ValidationError } from '../common/errors';
 import type { Page } from '../common/pagination';
 import type { RequestContext } from '../common/request-context';
-import type { AuditEvent } from '../generated/prisma/client';
-import type { AuditOutcome } from './audit-chain';
 import { AuditEventDto, ListAuditEventsQueryDto } from './audit-event.dto';
-import { AuditRepository } from './audit.repository';
+import type { AuditOutcome } from './audit-hash';
+import { AuditSealerService } from './audit-sealer.service';
+import { AuditRepository, type SealedAuditEvent } from './audit.repository';
 
-export function toAuditEventDto(row: AuditEvent): AuditEventDto {
+export function toAuditEventDto(row: SealedAuditEvent): AuditEventDto {
   return {
     seq: row.seq.toString(),
     at: row.at.toISOString(),
@@ -48,7 +48,10 @@ function parseInstant(field: string, value: string | undefined): Date | undefine
 export class AuditTrailService {
   private readonly logger = new Logger('Audit');
 
-  constructor(private readonly repository: AuditRepository) {}
+  constructor(
+    private readonly repository: AuditRepository,
+    private readonly sealer: AuditSealerService,
+  ) {}
 
   /**
    * Writes the request's event on its own (no change's transaction wrote it: a refusal, a failure,
@@ -82,23 +85,25 @@ export class AuditTrailService {
   }
 
   /**
-   * Events newest first, filtered by actor, action, target id and time (`from` inclusive, `to`
-   * exclusive), in cursor pages.
+   * Events newest first (by seq), filtered by actor, action, target id and time (`from` inclusive,
+   * `to` exclusive), in cursor pages (the cursor is a seq). Seals pending events first (waiting for
+   * a sealer at work elsewhere), so every event committed before the request is listed with its
+   * place in the chain; one committed later appears in a later listing, above the pages already
+   * read (new events always get higher seqs, so cursors neither skip nor repeat).
    * @throws ValidationError (400) for a malformed cursor or instant.
    */
   async list(query: ListAuditEventsQueryDto): Promise<Page<AuditEventDto>> {
     const limit = query.limit ?? 20;
-    const rows = await this.repository.list(
-      {
-        actorId: query.actorId,
-        action: query.action,
-        targetId: query.targetId,
-        from: parseInstant('from', query.from),
-        to: parseInstant('to', query.to),
-        beforeSeq: query.cursor ? decodeSeqCursor(query.cursor) : undefined,
-      },
-      limit + 1,
-    );
+    const filter = {
+      actorId: query.actorId,
+      action: query.action,
+      targetId: query.targetId,
+      from: parseInstant('from', query.from),
+      to: parseInstant('to', query.to),
+      beforeSeq: query.cursor ? decodeSeqCursor(query.cursor) : undefined,
+    };
+    await this.sealer.sealNow();
+    const rows = await this.repository.list(filter, limit + 1);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {

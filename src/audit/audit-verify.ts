@@ -1,5 +1,5 @@
 import type { AuditEvent } from '../generated/prisma/client';
-import { eventHash, GENESIS_HASH } from './audit-chain';
+import { eventHash, GENESIS_HASH } from './audit-hash';
 
 /** What `verifyChain` found: `ok`, or the first row that breaks the chain and why. */
 export type ChainReport =
@@ -7,8 +7,8 @@ export type ChainReport =
   | { ok: false; events: number; seq: bigint; problem: 'edited' | 'missing_before' | 'relinked' };
 
 /**
- * Recomputes the chain: each row's hash from its content and the previous row's hash, and the
- * sequence without gaps. The first row that fails is reported: `edited` (its content no longer
+ * Recomputes the sealed chain (rows in seq order; unsealed rows are no part of it): each row's hash
+ * from its content and the previous row's hash, and the sequence without gaps. The first row that fails is reported: `edited` (its content no longer
  * gives its hash), `missing_before` (a row before it was deleted: a gap in seq), or `relinked`
  * (its prevHash is not the previous row's hash: rows were replaced or reordered).
  */
@@ -18,15 +18,15 @@ export async function verifyChain(rows: AsyncIterable<AuditEvent>): Promise<Chai
   for await (const row of rows) {
     events += 1;
     const expectedSeq: bigint = previous ? previous.seq + 1n : 1n;
-    if (row.seq !== expectedSeq) return { ok: false, events, seq: row.seq, problem: 'missing_before' };
+    if (row.seq !== expectedSeq) return { ok: false, events, seq: row.seq ?? expectedSeq, problem: 'missing_before' };
     if (row.prevHash !== (previous?.hash ?? GENESIS_HASH)) {
-      return { ok: false, events, seq: row.seq, problem: 'relinked' };
+      return { ok: false, events, seq: expectedSeq, problem: 'relinked' };
     }
     const { hash, ...content } = row;
-    if (eventHash({ ...content, outcome: row.outcome }) !== hash) {
-      return { ok: false, events, seq: row.seq, problem: 'edited' };
+    if (hash === null || eventHash({ ...content, seq: expectedSeq, prevHash: row.prevHash }) !== hash) {
+      return { ok: false, events, seq: expectedSeq, problem: 'edited' };
     }
-    previous = { seq: row.seq, hash };
+    previous = { seq: expectedSeq, hash };
   }
   return { ok: true, events, lastSeq: previous?.seq ?? null };
 }

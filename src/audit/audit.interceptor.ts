@@ -44,7 +44,9 @@ export class AuditInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest<FastifyRequest & { apiClient?: AuthenticatedClient }>();
     if (store && request.apiClient) {
       store.actor = { id: request.apiClient.id, name: request.apiClient.name };
-      store.ownerOnly = this.ownerOnly;
+      // The checker of maker-checker approves other clients' payouts, so a key holding
+      // payouts:approve (a finance role) is not restricted by the rule (docs/api.md "Who sees what").
+      store.ownerOnly = this.ownerOnly && !request.apiClient.scopes.includes('payouts:approve');
     }
     const audited = this.reflector.get<AuditedAction | undefined>(AUDITED_ACTION, context.getHandler());
     if (!audited || !store) return next.handle();

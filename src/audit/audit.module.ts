@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
+import { AuditSealerService } from './audit-sealer.service';
 import { AuditTrailService } from './audit-trail.service';
 import { AuditController } from './audit.controller';
 import { AuditInterceptor } from './audit.interceptor';
@@ -7,13 +8,19 @@ import { AuditRepository } from './audit.repository';
 
 /**
  * The audit trail (issue 14, item 3): GET /v1/audit-events, and the global interceptor that makes
- * every `@Audited` route leave an event. Changes write theirs in their own transaction with
- * `recordAuditedChange` (audit-chain.ts), which needs no injection.
+ * every `@Audited` route leave an event. Changes write theirs, unchained, in their own transaction
+ * with `recordAuditedChange` (audit-chain.ts), which needs no injection; AuditSealerService chains
+ * them afterwards.
  */
 @Global()
 @Module({
   controllers: [AuditController],
-  providers: [AuditRepository, AuditTrailService, { provide: APP_INTERCEPTOR, useClass: AuditInterceptor }],
+  providers: [
+    AuditRepository,
+    AuditSealerService,
+    AuditTrailService,
+    { provide: APP_INTERCEPTOR, useClass: AuditInterceptor },
+  ],
   exports: [AuditTrailService],
 })
 export class AuditModule {}

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ownedOrNotFound } from '../audit/ownership';
 import { ConflictError, FieldError, providerDidNotAct, ValidationError } from '../common/errors';
 import { CustomersService } from '../customers/customers.service';
 import { isUniqueViolation } from '../database/unique-violation';
@@ -166,9 +167,9 @@ export class CardHoldersService {
     }
   }
 
-  /** @throws NotFoundError (404). */
+  /** @throws NotFoundError (404), also for another client's holder under OWNERSHIP=client. */
   async get(id: string): Promise<CardHolderDto> {
-    return toCardHolderDto(await this.cards.requireHolder(id));
+    return toCardHolderDto(ownedOrNotFound(await this.cards.requireHolder(id), 'Card holder', id));
   }
 
   private alreadyRegistered(holder: CardHolderRecord): ConflictError {

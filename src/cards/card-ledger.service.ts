@@ -128,6 +128,8 @@ export class CardLedgerService implements OnModuleInit {
           description: movement.narrative,
           failureReason: movement.failureReason,
           providerPayload: payload,
+          // The card's owner (OWNERSHIP=client), whoever's request or callback brought the movement.
+          createdBy: card.createdBy,
           ...(movement.createdAt ? { createdAt: movement.createdAt } : {}),
           ...(['success', 'failed', 'reversed'].includes(movement.status) ? { completedAt: new Date() } : {}),
         },

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
+import { creatorId, ownedOrNotFound } from '../audit/ownership';
 import { ConflictError, ValidationError } from '../common/errors';
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
@@ -53,6 +56,9 @@ export class CardTransactionsService {
    * terminate is in flight (a freeze or unfreeze in flight does not stop it);
    * ProviderError (422 → `failed`; 502/504 → `unknown`), the ledger row kept;
    * ProviderAmountMismatchError (502) when the answer states another amount → `needs_review`.
+   * Under OWNERSHIP=client another client's card is a 404. The movement's ledger row takes the
+   * card's `created_by` (a sub-resource follows its parent); the request's audit event
+   * (`card.top_up`, target the card, the row's id in details) is written with the row.
    */
   async topUp(cardId: string, amount: number): Promise<CardTransactionDto> {
     const problems = topUpAmountProblems(BigInt(amount));
@@ -80,7 +86,8 @@ export class CardTransactionsService {
     // and whether the provider takes a top-up or withdrawal on a frozen card is its call
     // (provider-api.md "States and transitions": not shown) — a refusal fails the row (422).
     const { card, row } = await this.cards.withTransaction(async (tx) => {
-      const { card, inFlight } = await this.cards.lockForMoneyMove(cardId, tx);
+      const { card: locked, inFlight } = await this.cards.lockForMoneyMove(cardId, tx);
+      const card = ownedOrNotFound(locked, 'Card', cardId);
       if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {
         throw new ConflictError(`Card ${card.id} is ${card.status}: it takes no top-ups or withdrawals.`, undefined, {
           cardStatus: card.status,
@@ -92,8 +99,12 @@ export class CardTransactionsService {
           transitionInFlight: inFlight,
         });
       }
+      const id = randomUUID();
+      // The request's event names the card: written before the movement's ledger row, which then writes none.
+      await recordAuditedChange(tx, card.id, { transactionId: id });
       const row = await this.ledger.record(
         {
+          id,
           kind,
           direction: topUp ? 'credit' : 'debit',
           amount,
@@ -102,6 +113,7 @@ export class CardTransactionsService {
           cardId: card.id,
           reference: newReference(topUp ? 'card-topup' : 'card-withdrawal'),
           description: topUp ? 'Card top-up' : 'Card withdrawal',
+          createdBy: card.createdBy ?? creatorId(),
         },
         'api',
         tx,
@@ -134,11 +146,12 @@ export class CardTransactionsService {
   /**
    * The card's movements (top-ups, withdrawals, spends), newest first, keyset-paginated. The first
    * page (no cursor) is refreshed from the provider's listing first unless `refresh=false`.
-   * @throws NotFoundError (404); ValidationError (400) bad cursor; ProviderError (502/504) when the
-   * refresh fails (ask again with `refresh=false` for the local rows alone).
+   * @throws NotFoundError (404, also another client's card under OWNERSHIP=client); ValidationError
+   * (400) bad cursor; ProviderError (502/504) when the refresh fails (ask again with `refresh=false`
+   * for the local rows alone).
    */
   async list(cardId: string, query: ListCardTransactionsQueryDto): Promise<Page<CardTransactionDto>> {
-    const card = await this.cards.requireCard(cardId);
+    const card = ownedOrNotFound(await this.cards.requireCard(cardId), 'Card', cardId);
     if (!query.cursor && query.refresh !== false) await this.sync(card);
     const limit = query.limit ?? 20;
     const rows = await this.ledger.listCardMovements(card.id, query.cursor, limit);

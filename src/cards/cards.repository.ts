@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { recordAuditedChange } from '../audit/audit-chain';
+import { creatorId, ownerFilter } from '../audit/ownership';
 import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { NotFoundError } from '../common/errors';
 import { afterCursor } from '../common/pagination';
@@ -274,37 +275,47 @@ export class CardsRepository {
   }
 
   /**
-   * Writes a new card holder ahead of its registration call: status `created`.
+   * Writes a new card holder ahead of its registration call: status `created`, created_by = the
+   * request's client, with the request's audit event (`card_holder.create`) in the same transaction.
    * @throws the unique violation when the customer already has a holder (the caller answers 409).
    */
   async createHolder(customerId: string, data: NewCardHolder): Promise<CardHolderRecord> {
     const sealed = this.sealHolder(data) as Omit<Prisma.CardHolderUncheckedCreateInput, 'customerId' | 'status'>;
-    return this.openHolder(
-      await this.prisma.cardHolder.create({ data: { ...sealed, customerId, status: 'created' } }),
-    ) as CardHolderRecord;
+    const row = await this.prisma.$transaction(async (tx) => {
+      const created = await tx.cardHolder.create({
+        data: { ...sealed, customerId, status: 'created', createdBy: creatorId() },
+      });
+      await recordAuditedChange(tx, created.id);
+      return created;
+    });
+    return this.openHolder(row) as CardHolderRecord;
   }
 
   /**
    * Registers an existing holder again (CARD_HOLDER_MOVES.register): `failed` or `unknown` → `created`
    * with the new fields, or a `created` one untouched for longer than `leaseMs` (its registration's
-   * process died). A conditional update: of concurrent attempts one wins. Returns the row, or null
-   * when the holder's status does not allow it.
+   * process died). A conditional update: of concurrent attempts one wins, and writes the request's
+   * audit event in its transaction. Returns the row, or null when the holder's status does not allow it.
    */
   async reregisterHolder(
     holder: Pick<CardHolderRecord, 'id'>,
     data: CardHolderPatch,
   ): Promise<CardHolderRecord | null> {
-    const moved = await this.prisma.cardHolder.updateMany({
-      where: {
-        id: holder.id,
-        OR: [
-          { status: { in: [...CARD_HOLDER_MOVES.register.from] } },
-          { status: 'created', updatedAt: { lt: new Date(Date.now() - this.leaseMs) } },
-        ],
-      },
-      data: { ...this.sealHolder(data), status: CARD_HOLDER_MOVES.register.to },
+    const moved = await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.cardHolder.updateMany({
+        where: {
+          id: holder.id,
+          OR: [
+            { status: { in: [...CARD_HOLDER_MOVES.register.from] } },
+            { status: 'created', updatedAt: { lt: new Date(Date.now() - this.leaseMs) } },
+          ],
+        },
+        data: { ...this.sealHolder(data), status: CARD_HOLDER_MOVES.register.to },
+      });
+      if (count === 1) await recordAuditedChange(tx, holder.id);
+      return count === 1;
     });
-    return moved.count === 1 ? this.findHolder(holder.id) : null;
+    return moved ? this.findHolder(holder.id) : null;
   }
 
   /**
@@ -371,12 +382,16 @@ export class CardsRepository {
     return set.count === 1;
   }
 
-  /** One page of cards, newest first (keyset on createdAt, id), `limit + 1` rows to tell whether more follow. */
+  /**
+   * One page of cards (only the client's own under OWNERSHIP=client), newest first (keyset on
+   * createdAt, id), `limit + 1` rows to tell whether more follow.
+   */
   listCards(filter: { customerId?: string; status?: CardStatus; cursor?: string }, limit: number): Promise<Card[]> {
     return this.prisma.card.findMany({
       where: {
         ...(filter.customerId ? { customerId: filter.customerId } : {}),
         ...(filter.status ? { status: filter.status } : {}),
+        ...ownerFilter(),
         ...afterCursor(filter.cursor),
       },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
+import { creatorId, ownedByCurrentClient, ownedOrNotFound, ownerRestriction } from '../audit/ownership';
 import {
   ConflictError,
   DomainError,
@@ -118,6 +121,10 @@ export class CardsService {
    * ConflictError (409) no card holder, a holder whose KYC failed, or a reference already used;
    * ProviderError (422 → card `failed`; 502/504 → card `unknown`), the rows kept;
    * ProviderAmountMismatchError (502) when the answer states another funding → card `failed`, funding `needs_review`.
+   * Ownership (OWNERSHIP=client): the customer must be the client's (else 404), and a holder another
+   * client registered counts as none (409). The card takes its holder's `created_by` (the request's
+   * client for a holder without one), its funding the card's; the request's audit event
+   * (`card.create`, target the card) is written with the card.
    */
   async create(input: CreateCardDto): Promise<CardDto> {
     const amount = BigInt(input.amount);
@@ -126,7 +133,8 @@ export class CardsService {
       if (problems.length) throw new ValidationError(problems);
     }
     const customer = await this.customers.requireRow(input.customerId);
-    const holder = await this.cards.holderOf(customer.id);
+    const found = await this.cards.holderOf(customer.id);
+    const holder = found && ownedByCurrentClient(found) ? found : null;
     if (!holder) {
       throw new ConflictError(
         `Customer ${customer.id} is not a card holder yet: register it with POST /v1/card-holders first.`,
@@ -137,6 +145,7 @@ export class CardsService {
     }
     const reference = input.reference ?? newReference('card');
     const type = input.type ?? 'virtual';
+    const owner = holder.createdBy ?? creatorId();
 
     let written: { card: Card; fundingId: string | null };
     try {
@@ -150,15 +159,20 @@ export class CardsService {
             currency: CARD_CURRENCY,
             initialAmount: amount,
             reference,
+            createdBy: owner,
           },
           tx,
         );
         // Under an Idempotency-Key, a retry after a crash is answered from this card (not its funding).
         await noteIdempotentResource(tx, 'card', card.id);
+        const fundingId = amount > 0n ? randomUUID() : null;
+        // The request's event names the card: written before the funding's ledger row, which then writes none.
+        await recordAuditedChange(tx, card.id, { fundingId });
         const funding =
-          amount > 0n
+          fundingId !== null
             ? await this.ledger.record(
                 {
+                  id: fundingId,
                   kind: 'card_topup',
                   direction: 'credit',
                   amount,
@@ -168,6 +182,7 @@ export class CardsService {
                   // The card's own reference: the creation callback names it.
                   reference,
                   description: 'Initial card funding',
+                  createdBy: owner,
                 },
                 'api',
                 tx,
@@ -284,12 +299,20 @@ export class CardsService {
     });
   }
 
-  /** One card, masked. @throws NotFoundError (404). */
+  /** One card, masked. @throws NotFoundError (404), also for another client's under OWNERSHIP=client. */
   async get(id: string): Promise<CardDto> {
-    return toCardDto(await this.cards.requireCard(id));
+    return toCardDto(await this.requireOwnCard(id));
   }
 
-  /** Newest first, keyset-paginated; optionally one customer's, optionally in one status. */
+  /**
+   * Card `id` when the current request may see it (OWNERSHIP=client: its client's own).
+   * @throws NotFoundError (404) when absent or another client's.
+   */
+  async requireOwnCard(id: string): Promise<Card> {
+    return ownedOrNotFound(await this.cards.requireCard(id), 'Card', id);
+  }
+
+  /** Newest first, keyset-paginated; optionally one customer's, optionally in one status; only the client's own under OWNERSHIP=client. */
   async list(query: ListCardsQueryDto): Promise<Page<CardDto>> {
     const limit = query.limit ?? 20;
     const rows = await this.cards.listCards(
@@ -314,13 +337,15 @@ export class CardsService {
    * @throws NotFoundError (404); InvalidStateTransitionError (409 `invalid_state_transition`) for a
    * move the table forbids — the provider is not called; DomainError (409 `invalid_state_transition`
    * with `transitionInFlight`: the move another request is making) — the provider is not called;
-   * ProviderError (422/502/504): card unchanged.
+   * ProviderError (422/502/504): card unchanged. Under OWNERSHIP=client another client's card is a
+   * 404, checked before anything is claimed.
    * After a timeout the provider may have made the move while the card here has not: the provider
    * has no read-card endpoint to settle it by, and no callback for these moves (a repeated request
    * then answers the provider's 422).
    */
   async act(id: string, action: CardAction): Promise<CardDto> {
     const rule = CARD_MOVES[action];
+    if (ownerRestriction() !== undefined) await this.requireOwnCard(id);
     const claim = await this.cards.claimTransition(id, action);
     if (claim.outcome === 'refused') {
       const { card } = claim;

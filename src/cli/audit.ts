@@ -1,15 +1,16 @@
 /**
  * The audit trail from the command line.
  *
- *   npm run audit -- verify     recomputes the chain; exit 0 when intact, 1 naming the first row
- *                               that was edited or after which rows were deleted
+ *   npm run audit -- verify     seals pending events (as the gateway's sealer does), then recomputes
+ *                               the chain; exit 0 when intact, 1 naming the first row that was
+ *                               edited or after which rows were deleted
  *
  * In production (no dev dependencies): node dist/cli/audit.js verify
  * Uses DATABASE_URL (from the environment or .env).
  */
 import 'dotenv/config';
 import { verifyChain } from '../audit/audit-verify';
-import { chainInOrder } from '../audit/audit.repository';
+import { chainInOrder, sealPendingEvents } from '../audit/audit.repository';
 import { createPgAdapter } from '../database/prisma.service';
 import { PrismaClient } from '../generated/prisma/client';
 
@@ -32,6 +33,8 @@ async function main(): Promise<number> {
   }
   const prisma = new PrismaClient({ adapter: createPgAdapter(url, 2) });
   try {
+    const { sealed } = await sealPendingEvents(prisma, { wait: true });
+    process.stdout.write(`Sealed ${sealed} pending event${sealed === 1 ? '' : 's'}.\n`);
     const report = await verifyChain(chainInOrder(prisma));
     if (report.ok) {
       process.stdout.write(

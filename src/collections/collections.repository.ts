@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ownerFilter } from '../audit/ownership';
 import { afterCursor } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
 import type { Collection, Prisma, Transaction, TransactionStatus } from '../generated/prisma/client';
@@ -19,7 +20,10 @@ export class CollectionsRepository {
   }
 
   /** The collection row for ledger row `transactionId` (no provider answer yet). */
-  create(tx: Tx, data: { customerId: string; transactionId: string; country: string }): Promise<Collection> {
+  create(
+    tx: Tx,
+    data: { id?: string; customerId: string; transactionId: string; country: string },
+  ): Promise<Collection> {
     return tx.collection.create({ data });
   }
 
@@ -49,16 +53,20 @@ export class CollectionsRepository {
     return this.prisma.collection.findUnique({ where: { transactionId }, include: { transaction: true } });
   }
 
-  /** `limit + 1` rows after the cursor, newest first, so the caller can tell if a next page exists. */
+  /**
+   * `limit + 1` rows after the cursor, newest first, so the caller can tell if a next page exists;
+   * under OWNERSHIP=client only those whose ledger row the request's client created.
+   */
   list(
     filter: { customerId?: string; status?: TransactionStatus },
     cursor: string | undefined,
     limit: number,
   ): Promise<CollectionWithTransaction[]> {
+    const onLedger = { ...(filter.status ? { status: filter.status } : {}), ...ownerFilter() };
     return this.prisma.collection.findMany({
       where: {
         ...(filter.customerId ? { customerId: filter.customerId } : {}),
-        ...(filter.status ? { transaction: { status: filter.status } } : {}),
+        ...(Object.keys(onLedger).length ? { transaction: onLedger } : {}),
         ...afterCursor(cursor),
       },
       include: { transaction: true },

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
+import { ownedByCurrentClient } from '../audit/ownership';
 import { NotFoundError, ValidationError } from '../common/errors';
 import { minorToNumber } from '../common/money';
 import { Page, toPage } from '../common/pagination';
@@ -74,9 +77,15 @@ export class CollectionsService {
     const customer = await this.customers.requireRow(input.customerId);
 
     const reference = newReference('collection');
+    const collectionId = randomUUID();
+    const transactionId = randomUUID();
     const created = await this.repository.withTransaction(async (tx) => {
+      // The request's event names the collection (its ledger row in details): written first, it
+      // stands for the request, and the ledger's own (which would name the row) is then skipped.
+      await recordAuditedChange(tx, collectionId, { transactionId });
       const transaction = await this.ledger.record(
         {
+          id: transactionId,
           kind: 'collection',
           direction: 'credit',
           amount,
@@ -89,6 +98,7 @@ export class CollectionsService {
         tx,
       );
       const collection = await this.repository.create(tx, {
+        id: collectionId,
         customerId: customer.id,
         transactionId: transaction.id,
         country: input.country,
@@ -132,10 +142,14 @@ export class CollectionsService {
     }
   }
 
-  /** One collection with its current ledger status. @throws NotFoundError (404). */
+  /**
+   * One collection with its current ledger status.
+   * @throws NotFoundError (404), also under OWNERSHIP=client for a collection whose ledger row
+   * another client created (a collection follows its ledger row's `created_by`).
+   */
   async get(id: string): Promise<CollectionDto> {
     const row = await this.repository.findWithTransaction(id);
-    if (!row) throw new NotFoundError('Collection', id);
+    if (!row || !ownedByCurrentClient(row.transaction)) throw new NotFoundError('Collection', id);
     return toCollectionDto(row);
   }
 
@@ -153,7 +167,7 @@ export class CollectionsService {
 
   /**
    * Newest first, keyset-paginated (`{ data, nextCursor }`, `limit` ≤ 100); optionally one
-   * customer's, optionally in one ledger status.
+   * customer's, optionally in one ledger status; under OWNERSHIP=client only the client's own.
    * @throws ValidationError (400) for a cursor that is not one of ours.
    */
   async list(query: ListCollectionsQueryDto): Promise<Page<CollectionDto>> {

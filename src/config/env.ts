@@ -168,6 +168,16 @@ export class Env {
   @Max(600000)
   OUTBOX_POLL_MS = 1000;
 
+  /**
+   * Audit trail: how often each instance seals committed audit events into the hash chain (with
+   * JOBS_ENABLED), in ms (default 1000). GET /v1/audit-events and `npm run audit -- verify` also seal first.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
+  @IsInt()
+  @Min(50)
+  @Max(600000)
+  AUDIT_SEAL_MS = 1000;
+
   /** Outbound events: attempts per message before it is marked `failed` (retries back off up to 8 h apart). */
   @Transform(({ value }) => (value === undefined || value === '' ? 12 : Number(value)))
   @IsInt()

@@ -13,7 +13,7 @@ export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
  *  2. `closing`: the HTTP server stops accepting and finishes its in-flight requests (a provider
  *     call may take PROVIDER_TIMEOUT_MS); a request still arriving on an open connection gets 503
  *     `shutting_down` with Retry-After (app.ts);
- *  3. ShutdownService's stages: webhook apply queue and outbox pass, pg-boss, then the pools.
+ *  3. ShutdownService's stages: webhook apply queue, outbox pass and audit sealer, pg-boss, then the pools.
  * A second signal during the delay cuts the delay short; the order stays the same.
  * Used by main.ts only (tests close their apps directly).
  */

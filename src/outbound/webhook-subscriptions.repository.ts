@@ -117,14 +117,21 @@ export class WebhookSubscriptionsRepository {
 
   /**
    * A `failed` message back to `pending`, due now, with a fresh count of attempts (its last
-   * status code and error are kept until the next attempt). Returns null when it was not `failed`.
+   * status code and error are kept until the next attempt), with the request's audit event
+   * (`webhook_subscription.retry_message`: target the subscription, the message in details) in the
+   * same transaction. Returns null when it was not `failed` (nothing written).
    */
-  async requeueFailed(subscriptionId: string, id: string): Promise<OutboxMessage | null> {
-    const { count } = await this.prisma.outboxMessage.updateMany({
-      where: { id, subscriptionId, status: 'failed' },
-      data: { status: 'pending', attempts: 0, nextAttemptAt: new Date() },
+  requeueFailed(subscriptionId: string, id: string): Promise<OutboxMessage | null> {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.outboxMessage.updateMany({
+        where: { id, subscriptionId, status: 'failed' },
+        data: { status: 'pending', attempts: 0, nextAttemptAt: new Date() },
+      });
+      if (count === 0) return null;
+      const row = await tx.outboxMessage.findUnique({ where: { id } });
+      await recordAuditedChange(tx, subscriptionId, { messageId: id });
+      return row;
     });
-    return count === 0 ? null : this.prisma.outboxMessage.findUnique({ where: { id } });
   }
 
   /** The row with its secret decrypted (a legacy plaintext secret read as it is). */

@@ -116,7 +116,8 @@ export class PayoutsService {
    * to `created` (history: source `api`, the approver as actor, `{decision: 'approved'}`),
    * `payout.approved` is announced, then it is initialized upstream exactly as a payout below the
    * threshold (write-ahead: the row exists before the call; a refusal → `failed`, a timeout →
-   * `unknown`). Confirm follows as usual (POST /v1/payouts/{id}/confirm).
+   * `unknown`). Confirm follows as usual (POST /v1/payouts/{id}/confirm). The request's audit event
+   * (`payout.approve`) is written in the decision's database transaction.
    * @throws NotFoundError (404); DomainError 403 `approver_is_creator` when the approver created it;
    * InvalidStateTransitionError (409) unless `awaiting_approval` (already decided, or its
    * PAYOUT_APPROVAL_TTL lapsed: it is then marked `expired`); ProviderError as for create.
@@ -132,6 +133,7 @@ export class PayoutsService {
       });
       await this.repository.noteDecisionResource(tx, row.id);
       await this.outbox.publish('payout.approved', { ...toTransactionEventData(transaction), actorId: approverId }, tx);
+      await recordAuditedChange(tx, row.id);
       return transaction;
     });
     const customer = await this.customers.requireRow(approved.customerId as string);
@@ -142,7 +144,8 @@ export class PayoutsService {
   /**
    * Rejects a payout `awaiting_approval` as API client `approverId`: `rejected` (final; history: source
    * `api`, the approver as actor, `{decision: 'rejected', reason}`), `payout.rejected` announced; the
-   * provider is never called.
+   * provider is never called. The request's audit event (`payout.reject`) is written in the decision's
+   * database transaction.
    * @throws as approve (404, 403 `approver_is_creator`, 409).
    */
   async reject(id: string, approverId: string, decision: PayoutDecisionDto = {}): Promise<PayoutDto> {
@@ -156,6 +159,7 @@ export class PayoutsService {
         payload: { decision: 'rejected', ...(decision.reason ? { reason: decision.reason } : {}) },
       });
       await this.repository.noteDecisionResource(tx, row.id);
+      await recordAuditedChange(tx, row.id);
       return transaction;
     });
     return toPayoutDto(rejected);

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
 import { afterCursor } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
 import {
@@ -46,7 +47,8 @@ export class ReconciliationRunsRepository {
   /**
    * Creates a `queued` run for [from, to) unless one for exactly that period is queued or running;
    * then answers that one as `active` instead. Decided under a transaction-scoped advisory lock on
-   * the period, so two requests at once never both create one.
+   * the period, so two requests at once never both create one. A created run's request audit event
+   * (`reconciliation_run.create`) is written in the same transaction.
    */
   createUnlessActive(data: {
     from: Date;
@@ -61,7 +63,9 @@ export class ReconciliationRunsRepository {
         where: { from: data.from, to: data.to, status: { in: ACTIVE_RUN_STATUSES } },
       });
       if (active) return { active };
-      return { created: await tx.reconciliationRun.create({ data }) };
+      const created = await tx.reconciliationRun.create({ data });
+      await recordAuditedChange(tx, created.id);
+      return { created };
     });
   }
 

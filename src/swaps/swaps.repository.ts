@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
 import { PrismaService } from '../database/prisma.service';
 import type { Prisma, SwapQuote, Transaction } from '../generated/prisma/client';
 
@@ -14,8 +15,13 @@ export class SwapsRepository {
     return this.prisma.$transaction(work);
   }
 
+  /** Stores a quote with the request's audit event (`swap_quote.create`), in one transaction. */
   createQuote(data: Prisma.SwapQuoteUncheckedCreateInput): Promise<SwapQuote> {
-    return this.prisma.swapQuote.create({ data });
+    return this.prisma.$transaction(async (tx) => {
+      const row = await tx.swapQuote.create({ data });
+      await recordAuditedChange(tx, row.id);
+      return row;
+    });
   }
 
   findQuote(id: string): Promise<SwapQuote | null> {

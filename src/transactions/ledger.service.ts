@@ -126,7 +126,9 @@ export class LedgerService {
    * history entry, in one database transaction. Amounts are minor units. An initial status with a
    * gateway event (src/outbound/gateway-events.ts) publishes it to the outbox in that transaction.
    * Under an Idempotency-Key, the row is recorded on the request's claim as its resource (kind + id)
-   * in the same transaction, and the client as the history entry's actor.
+   * in the same transaction, and the client as the history entry's actor. `createdBy` (the owner
+   * under OWNERSHIP=client) is the request's client unless `data` names one (null included).
+   * The request's audit event is written here unless the caller's transaction already wrote it.
    * @throws ConflictError (409 `request_in_progress`) when the request lost its claim to a retry:
    * nothing is written, and the caller must not call the provider.
    */
@@ -141,7 +143,12 @@ export class LedgerService {
       const id = data.id ?? randomUUID();
       const { noteKept, ...row } = await this.repository.insert(
         db,
-        { ...data, id, status: data.status ?? 'created', createdBy: data.createdBy ?? creatorId() },
+        {
+          ...data,
+          id,
+          status: data.status ?? 'created',
+          createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
+        },
         { source, actorId: apiActor(source) },
         idempotentResourceNote(data.kind, id),
       );

@@ -2,7 +2,13 @@ import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { Prisma } from '../generated/prisma/client';
 import type { LedgerRow } from './ledger-row';
-import { exportStatement, listStatement, summaryStatement } from './transaction-query';
+import {
+  exportStatement,
+  GET_WITH_HISTORY,
+  getWithHistoryStatement,
+  listStatement,
+  summaryStatement,
+} from './transaction-query';
 import { CSV_COLUMNS, csvRecord, majorOrEmpty, neutraliseFormula } from './transactions-csv';
 
 describe('finance SQL', () => {
@@ -47,6 +53,31 @@ describe('finance SQL', () => {
     expect(s.values).toEqual([at, at, '1', '9007199254740993']);
     expect(s.text).toContain('GROUP BY t.currency, t.kind, t.status');
     expect(exportStatement({ kind: 'payout' }, 'asc').text).not.toContain('LIMIT');
+  });
+});
+
+describe('finance SQL under the ownership rule (OWNERSHIP=client)', () => {
+  const owner = '7f0c1a52-8d57-4c41-9d0e-3c2b1f7b1a11';
+
+  it('adds a bound created_by condition to every list, export and summary when a restriction applies', () => {
+    const list = listStatement({ status: 'success', createdBy: owner }, 'desc', undefined, 50);
+    expect(list.text).toContain('t.status = $1::"TransactionStatus" AND t.created_by = $2::uuid');
+    expect(list.values).toEqual(['success', owner, 51]);
+    expect(list.name).not.toBe(listStatement({ status: 'success' }, 'desc', undefined, 50).name);
+    expect(exportStatement({ createdBy: owner }, 'asc')).toMatchObject({
+      text: expect.stringContaining('WHERE t.created_by = $1::uuid'),
+      values: [owner],
+    });
+    expect(summaryStatement({ createdBy: owner }).text).toContain('WHERE t.created_by = $1::uuid');
+    expect(listStatement({}, 'desc', undefined, 5).text).not.toContain('created_by =');
+  });
+
+  it('reads one transaction only if that client created it; without a restriction, any', () => {
+    expect(getWithHistoryStatement('x')).toEqual({ ...GET_WITH_HISTORY, values: ['x'] });
+    const own = getWithHistoryStatement('x', owner);
+    expect(own.text).toMatch(/WHERE t\.id = \$1::uuid AND t\.created_by = \$2::uuid$/);
+    expect(own.values).toEqual(['x', owner]);
+    expect(own.name).not.toBe(GET_WITH_HISTORY.name);
   });
 });
 

@@ -31,6 +31,11 @@ export interface TransactionFilter {
   amountMin?: bigint;
   /** amount ≤ amountMax (minor units). */
   amountMax?: bigint;
+  /**
+   * created_by = createdBy: the ownership rule's restriction (OWNERSHIP=client, audit/ownership.ts),
+   * set by the service from the request, never from the query string.
+   */
+  createdBy?: string;
 }
 
 export type SortOrder = 'asc' | 'desc';
@@ -58,6 +63,7 @@ const EQUALS: Array<[keyof TransactionFilter, string]> = [
   ['cardId', 'card_id'],
   ['beneficiaryId', 'beneficiary_id'],
   ['reference', 'reference'],
+  ['createdBy', 'created_by'],
 ];
 
 /** Parameter casts, so that a prepared statement's parameter types match the indexed columns. */
@@ -68,6 +74,7 @@ const CASTS: Partial<Record<keyof TransactionFilter, string>> = {
   customerId: '::uuid',
   cardId: '::uuid',
   beneficiaryId: '::uuid',
+  createdBy: '::uuid',
 };
 
 /** The WHERE conditions of `filter`, appending their values to `values` ($n numbering follows it). */
@@ -156,14 +163,33 @@ export function summaryStatement(filter: TransactionFilter): SqlStatement {
   return { name: statementName('tx_sum', text), text, values };
 }
 
-/** One transaction with its status history (oldest first) as a JSON array, in one round trip. */
-export const GET_WITH_HISTORY: SqlStatement = {
-  name: 'tx_get_with_history',
-  text: `SELECT ${LEDGER_ROW_COLUMNS},
+const WITH_HISTORY = `SELECT ${LEDGER_ROW_COLUMNS},
     COALESCE((SELECT json_agg(json_build_object('from', c."from", 'to', c."to", 'source', c.source, 'at', c.at,
                                               'actorId', c.actor_id)
                               ORDER BY c.at, c.id)
               FROM transaction_status_changes c WHERE c.transaction_id = t.id), '[]'::json) AS "statusHistory"
-    FROM transactions t WHERE t.id = $1::uuid`,
+    FROM transactions t WHERE t.id = $1::uuid`;
+
+/** One transaction with its status history (oldest first) as a JSON array, in one round trip. */
+export const GET_WITH_HISTORY: SqlStatement = {
+  name: 'tx_get_with_history',
+  text: WITH_HISTORY,
   values: [],
 };
+
+/** GET_WITH_HISTORY limited to the rows of one client (`$2`, OWNERSHIP=client): another's is not found. */
+export const GET_OWN_WITH_HISTORY: SqlStatement = {
+  name: 'tx_get_own_with_history',
+  text: `${WITH_HISTORY} AND t.created_by = $2::uuid`,
+  values: [],
+};
+
+/**
+ * The statement reading transaction `id` with its history: any row, or with `createdBy` (the
+ * ownership rule's restriction) only a row that client created.
+ */
+export function getWithHistoryStatement(id: string, createdBy?: string): SqlStatement {
+  return createdBy === undefined
+    ? { ...GET_WITH_HISTORY, values: [id] }
+    : { ...GET_OWN_WITH_HISTORY, values: [id, createdBy] };
+}

@@ -10,7 +10,7 @@ import { ShutdownService } from '../lifecycle/shutdown.service';
 import type { LedgerRow } from './ledger-row';
 import {
   exportStatement,
-  GET_WITH_HISTORY,
+  getWithHistoryStatement,
   KeysetPosition,
   listStatement,
   SortOrder,
@@ -122,10 +122,13 @@ export class TransactionsRepository {
     return (await this.pool.query<LedgerRow>(this.statement(listStatement(filter, order, after, limit)))).rows;
   }
 
-  /** The transaction with its history, or undefined. */
-  async getWithHistory(id: string): Promise<TransactionWithHistoryRow | undefined> {
+  /**
+   * The transaction with its history, or undefined; with `createdBy` (OWNERSHIP=client), undefined
+   * too when another client created it.
+   */
+  async getWithHistory(id: string, createdBy?: string): Promise<TransactionWithHistoryRow | undefined> {
     const { rows } = await this.pool.query<TransactionWithHistoryRow>(
-      this.statement({ ...GET_WITH_HISTORY, values: [id] }),
+      this.statement(getWithHistoryStatement(id, createdBy)),
     );
     return rows[0];
   }

@@ -1,5 +1,7 @@
 import { pipeline, Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
+import { recordAuditedChange } from '../audit/audit-chain';
+import { ownerRestriction } from '../audit/ownership';
 import { NotFoundError, ValidationError } from '../common/errors';
 import { tryFormatMajor } from '../common/money';
 import { decodeCursor, toPage } from '../common/pagination';
@@ -47,10 +49,21 @@ export function toFilter(query: TransactionFilterDto): TransactionFilter {
 }
 
 /**
+ * `toFilter(query)` limited, under the ownership rule (OWNERSHIP=client, audit/ownership.ts), to the
+ * rows the current request's client created (`created_by`); as is otherwise.
+ */
+function ownFilter(query: TransactionFilterDto): TransactionFilter {
+  const createdBy = ownerRestriction();
+  return createdBy === undefined ? toFilter(query) : { ...toFilter(query), createdBy };
+}
+
+/**
  * The finance view of the ledger (scope `transactions:read`): filtered keyset lists, one
  * transaction with its status history (optionally reconciled with the provider first), totals
- * per currency × kind × status, and a streamed CSV export. It reads only; the one write it can
- * cause is `refresh`, which goes through ReconciliationService → LedgerService.
+ * per currency × kind × status, and a streamed CSV export. It reads only; the writes it can cause
+ * are `refresh`, which goes through ReconciliationService → LedgerService, and `resolve`.
+ * Under OWNERSHIP=client every read and `resolve` see only the rows the key's client created
+ * (another client's row is a 404, as if absent; lists, totals and exports leave it out).
  */
 @Injectable()
 export class TransactionsService {
@@ -68,7 +81,7 @@ export class TransactionsService {
     const limit = query.limit ?? DEFAULT_TRANSACTION_PAGE;
     const order: SortOrder = query.order ?? 'desc';
     const rows = await this.repository.list(
-      toFilter(query),
+      ownFilter(query),
       order,
       query.cursor === undefined ? undefined : decodeCursor(query.cursor),
       limit,
@@ -81,10 +94,11 @@ export class TransactionsService {
    * (GET /transactions/{id}, provider-api.md "Transactions") and a forward move is applied with
    * source `reconciliation`; a row without a provider id (its call was never answered) is settled
    * when past SETTLEMENT_DEADLINE (ReconciliationService.settleUnanswered), else shown as it is.
-   * @throws NotFoundError (404); ProviderError (502/504) when `refresh` cannot reach the provider.
+   * @throws NotFoundError (404, also another client's row under OWNERSHIP=client); ProviderError
+   * (502/504) when `refresh` cannot reach the provider.
    */
   async get(id: string, refresh = false): Promise<TransactionDetailDto> {
-    let row = await this.repository.getWithHistory(id);
+    let row = await this.repository.getWithHistory(id, ownerRestriction());
     if (!row) throw new NotFoundError('Transaction', id);
     if (refresh) {
       const outcome = await this.reconciliation.reconcileTransaction({
@@ -107,10 +121,16 @@ export class TransactionsService {
    * reason `resolved_failed`. The owning module follows in the same database transaction
    * (LedgerService.registerManualMoveEffect): a swap's quote becomes `executed` or `failed`, a card
    * movement resolved `success` changes the card's balance. Nothing is sent to the provider: the
-   * decision records what the provider shows.
-   * @throws NotFoundError (404); InvalidStateTransitionError (409) unless the row is `needs_review`.
+   * decision records what the provider shows. The request's audit event (`transaction.resolve`) is
+   * written in the same database transaction.
+   * @throws NotFoundError (404, also another client's row under OWNERSHIP=client);
+   * InvalidStateTransitionError (409) unless the row is `needs_review`.
    */
   async resolve(id: string, input: ResolveTransactionDto, actorId: string): Promise<TransactionDetailDto> {
+    const owner = ownerRestriction();
+    if (owner !== undefined && !(await this.repository.getWithHistory(id, owner))) {
+      throw new NotFoundError('Transaction', id);
+    }
     await this.ledger.withTransaction(async (tx) => {
       const { transaction } = await this.ledger.transition(id, input.status, 'manual', {
         tx,
@@ -121,13 +141,14 @@ export class TransactionsService {
       });
       // The owning module follows (a swap's quote, a card's balance), in this database transaction.
       await this.ledger.applyManualMoveEffect(tx, transaction, 'needs_review');
+      await recordAuditedChange(tx, id, { status: input.status });
     });
     return this.get(id);
   }
 
   /** Count, amount and fee sums per currency × kind × status (minor units as exact strings, plus major units). */
   async summary(query: TransactionSummaryQueryDto): Promise<TransactionSummaryDto> {
-    const filter = toFilter(query);
+    const filter = ownFilter(query);
     const rows = await this.repository.summary(filter);
     return {
       from: filter.from?.toISOString() ?? null,
@@ -151,7 +172,7 @@ export class TransactionsService {
    * hang-up anywhere tears every stage down and returns the connection.
    */
   async export(query: ExportTransactionsQueryDto): Promise<{ filename: string; body: Readable }> {
-    const rows = await this.repository.streamRows(toFilter(query), query.order ?? 'desc');
+    const rows = await this.repository.streamRows(ownFilter(query), query.order ?? 'desc');
     const body = pipeline(rows, toCsvRecords(), csvWriter(), coalesce(), () => {
       /* errors surface on `body` (the HTTP layer aborts the response); cleanup is the repository's */
     });

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ownedByCurrentClient } from '../audit/ownership';
 import { FieldError, NotFoundError, ValidationError } from '../common/errors';
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
@@ -83,15 +84,16 @@ export class VirtualAccountsService {
     return toVirtualAccountDto(row);
   }
 
-  /** @throws NotFoundError (404). */
+  /** @throws NotFoundError (404), also for another client's under OWNERSHIP=client. */
   async get(id: string): Promise<VirtualAccountDto> {
     const row = await this.repository.findById(id);
-    if (!row) throw new NotFoundError('Virtual account', id);
+    if (!row || !ownedByCurrentClient(row)) throw new NotFoundError('Virtual account', id);
     return toVirtualAccountDto(row);
   }
 
   /**
-   * Newest first, keyset-paginated (`{ data, nextCursor }`, `limit` ≤ 100), optionally one customer's.
+   * Newest first, keyset-paginated (`{ data, nextCursor }`, `limit` ≤ 100), optionally one customer's;
+   * under OWNERSHIP=client only the client's own.
    * @throws ValidationError (400) for a cursor that is not one of ours.
    */
   async list(query: ListVirtualAccountsQueryDto): Promise<Page<VirtualAccountDto>> {
