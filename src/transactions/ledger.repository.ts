@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { NotFoundError } from '../common/errors';
 import { afterCursor } from '../common/pagination';
 import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import {
   Prisma,
   type StatusChangeSource,
   type Transaction,
-  type TransactionDirection,
   type TransactionKind,
   type TransactionStatus,
 } from '../generated/prisma/client';
@@ -126,14 +124,6 @@ export const MOVED = Prisma.sql`EXISTS (SELECT 1 FROM upd)`;
 
 /** The card money movement kinds of the ledger. */
 export const CARD_TRANSACTION_KINDS: TransactionKind[] = ['card_topup', 'card_withdrawal', 'card_spend'];
-
-/** A card movement's ledger row as `lockCardMovement` reads it (amount in minor units). */
-export type LockedMovement = {
-  kind: TransactionKind;
-  status: TransactionStatus;
-  direction: TransactionDirection;
-  amount: bigint;
-};
 
 /** Who moved a row and why, as written on its history entry (transaction_status_changes). */
 export interface StatusChangeEntry {
@@ -341,18 +331,6 @@ export class LedgerRepository {
 
   // ---- Card movements (rows with a card id): the reads and the one conditional write the card
   // ledger (src/cards, through LedgerService) needs besides inserts and status moves.
-
-  /**
-   * Locks a card movement's ledger row (FOR UPDATE, until `tx` ends) and reads what its balance
-   * effect needs: kind, status, direction, amount.
-   * @throws NotFoundError (404).
-   */
-  async lockCardMovement(id: string, tx: Tx): Promise<LockedMovement> {
-    const [row] = await tx.$queryRaw<LockedMovement[]>`
-      SELECT kind, status, direction, amount FROM transactions WHERE id = ${id}::uuid FOR UPDATE`;
-    if (!row) throw new NotFoundError('Transaction', id);
-    return { ...row, amount: BigInt(row.amount) };
-  }
 
   /**
    * The ledger row of a movement the provider reports for a card: the row with the provider's

@@ -22,7 +22,7 @@ import type {
 } from '../generated/prisma/client';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
-import { LedgerRepository, type LockedMovement, MOVED, patchFitsOneStatement, withAnswer } from './ledger.repository';
+import { LedgerRepository, MOVED, patchFitsOneStatement, withAnswer } from './ledger.repository';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
@@ -361,15 +361,6 @@ export class LedgerService {
   }
 
   // ---- Card movements (ledger rows with a card id), for src/cards (CardLedgerService and friends) ----
-
-  /**
-   * Locks card movement `id`'s ledger row (FOR UPDATE, until `tx` ends) and reads what its
-   * balance effect needs: kind, status, direction and amount (minor units).
-   * @throws NotFoundError (404) when there is no row `id`.
-   */
-  lockCardMovement(id: string, tx: Tx): Promise<LockedMovement> {
-    return this.repository.lockCardMovement(id, tx);
-  }
 
   /**
    * The ledger row of a movement the provider reports for card `cardId`: the row with the

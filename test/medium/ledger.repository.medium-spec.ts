@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { NotFoundError } from '../../src/common/errors';
 import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.repository';
 import { encodeCursor } from '../../src/common/pagination';
 import { isUniqueViolation } from '../../src/database/prisma.service';
@@ -361,22 +360,6 @@ describe('LedgerRepository on a real database', () => {
           reference: opts.reference ?? `ref-${randomUUID()}`,
         },
       });
-
-    it('lockCardMovement reads kind, status, direction and amount under a lock; NotFound', async () => {
-      const c = await card();
-      const row = await movement(c.id, { kind: 'card_withdrawal' });
-      await world.prisma.$transaction(async (tx) => {
-        expect(await repo.lockCardMovement(row.id, tx)).toEqual({
-          kind: 'card_withdrawal',
-          status: 'pending',
-          direction: 'debit',
-          amount: 700n,
-        });
-      });
-      await expect(world.prisma.$transaction((tx) => repo.lockCardMovement(randomUUID(), tx))).rejects.toBeInstanceOf(
-        NotFoundError,
-      );
-    });
 
     it('findCardMovement: by provider id (any card), else by reference of this card and kind, else null', async () => {
       const c = await card();
