@@ -238,6 +238,22 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect(await payoutRowCount()).toBe(1);
     });
 
+    it('keeps as the key answer exactly what was answered, which is the payout as stored (written with its move)', async () => {
+      const [record] = await h.db.query(
+        'SELECT state, response_status, response_body, resource_type, resource_id FROM idempotency_records WHERE key = $1',
+        [firstKey],
+      );
+      expect(record).toEqual({
+        state: 'completed',
+        response_status: 201,
+        response_body: payout,
+        resource_type: 'payout',
+        resource_id: payout.id,
+      });
+      const read = await h.http().get(`/v1/payouts/${payout.id}`).set(auth());
+      expect(read.body).toEqual(payout);
+    });
+
     it('refuses the same key with another body: 409 idempotency_key_reused', async () => {
       const res = await postPayout(payoutBody({ amount: 150001 }), firstKey);
       expect(res.status).toBe(409);
@@ -260,13 +276,11 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect(res.body).toEqual(payout);
     });
 
-    it('confirms it: pending with payoutAmount and payoutCurrency', async () => {
-      const res = await h
-        .http()
-        .post(`/v1/payouts/${payout.id}/confirm`)
-        .set(auth())
-        .set('Idempotency-Key', newKey())
-        .send();
+    it('confirms it: pending with payoutAmount and payoutCurrency; the same key replays that answer', async () => {
+      const confirmKey = newKey();
+      const confirm = () =>
+        h.http().post(`/v1/payouts/${payout.id}/confirm`).set(auth()).set('Idempotency-Key', confirmKey).send();
+      const res = await confirm();
       expect(res.status).toBe(201);
       expect(res.body).toMatchObject({
         id: payout.id,
@@ -282,6 +296,12 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       const calls = await h.sim.calls('finalizePayout');
       expect(calls).toHaveLength(1);
       expect(calls[0].body).toEqual({ transactionId: payout.providerId });
+      expect((await h.http().get(`/v1/payouts/${payout.id}`).set(auth())).body).toEqual(res.body);
+      const replay = await confirm();
+      expect(replay.status).toBe(201);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body).toEqual(res.body);
+      expect(await h.sim.calls('finalizePayout')).toHaveLength(1);
     });
 
     it('refuses a second confirm with 409 invalid_state_transition; the provider saw one finalize', async () => {

@@ -35,7 +35,8 @@ export class CardLedgerService implements OnModuleInit {
 
   /**
    * Moves a card movement's ledger row to `to` (forward only, transaction-state.ts) and applies
-   * its balance effect, in one database transaction (the row locked: LedgerService.lockCardMovement).
+   * its balance effect, in one database transaction (the row locked by LedgerService.transition, which
+   * says the status it left).
    * @throws NotFoundError (404).
    */
   async settle(
@@ -45,14 +46,11 @@ export class CardLedgerService implements OnModuleInit {
     opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; tx?: Tx } = {},
   ): Promise<{ outcome: TransitionOutcome; transaction: Transaction }> {
     const run = async (tx: Tx) => {
-      const row = await this.ledger.lockCardMovement(id, tx);
+      // transition locks the row and says the status it moved from; direction and amount never change.
       const result = await this.ledger.transition(id, to, source, { tx, patch: opts.patch, payload: opts.payload });
-      if (result.outcome === 'applied' && result.transaction.cardId) {
-        await this.cards.addToBalance(
-          result.transaction.cardId,
-          balanceEffect(row.direction, row.amount, row.status, to),
-          tx,
-        );
+      const { transaction: row } = result;
+      if (result.outcome === 'applied' && row.cardId) {
+        await this.cards.addToBalance(row.cardId, balanceEffect(row.direction, row.amount, result.from, to), tx);
       }
       return result;
     };

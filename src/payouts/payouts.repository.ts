@@ -1,36 +1,52 @@
 import { Injectable } from '@nestjs/common';
-import { recordAuditedChange } from '../audit/audit-chain';
 import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
-import type { Prisma, Transaction } from '../generated/prisma/client';
+import { Prisma, type Transaction } from '../generated/prisma/client';
+import { LEDGER_ROW_COLUMNS } from '../transactions/ledger-row';
+
+/** Every column of `transactions`, named as the Transaction type's fields (for raw RETURNING). */
+const PAYOUT_COLUMNS = Prisma.raw(`${LEDGER_ROW_COLUMNS}, t.provider_payload AS "providerPayload"`);
+
+/**
+ * The condition, inside claimConfirm's statement, that the confirm claim was won (its CTE `won`
+ * returned the row): the Idempotency-Key's note of the payout runs only then.
+ */
+export const CONFIRM_WON = Prisma.sql`EXISTS (SELECT 1 FROM won)`;
 
 /** Database access for payouts (ledger rows of kind `payout`). */
 @Injectable()
 export class PayoutsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** The payout row, or null when there is no ledger row `id` of kind `payout`. */
+  /** The payout row, or null when there is no ledger row `id` of kind `payout` (one raw statement). */
   async findPayout(id: string): Promise<Transaction | null> {
-    const row = await this.prisma.transaction.findUnique({ where: { id } });
-    return row && row.kind === 'payout' ? row : null;
+    const [row] = await this.prisma.$queryRaw<Transaction[]>`
+      SELECT ${PAYOUT_COLUMNS} FROM transactions t WHERE t.id = ${id}::uuid AND t.kind = 'payout'`;
+    return row ?? null;
   }
 
   /**
-   * Claims the right to confirm payout `id`: sets `confirmRequestedAt` only if it is `initiated` and
-   * not already being confirmed, and (in the same database transaction) notes the payout as the
-   * Idempotency-Key's resource. Returns true to the one caller that won the claim.
+   * Claims the right to confirm payout `id` inside `tx`, in ONE statement: sets `confirmRequestedAt`
+   * (and `updatedAt`) only if it is a payout `initiated` and not already being confirmed, and then
+   * runs `note` (the Idempotency-Key's note of the payout as its resource, an `UPDATE … RETURNING 1`
+   * made with `idempotentResourceNote(…, onlyIf = CONFIRM_WON)`) in the same statement. Returns the
+   * claimed row, as it is now, with `noteKept` (whether the note found the claim still ours) to the
+   * one caller that won the claim; null to the others (nothing changed).
    */
-  claimConfirm(id: string): Promise<boolean> {
-    return this.prisma.$transaction(async (tx) => {
-      const won = await tx.transaction.updateMany({
-        where: { id, kind: 'payout', status: 'initiated', confirmRequestedAt: null },
-        data: { confirmRequestedAt: new Date() },
-      });
-      // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
-      if (won.count === 1) await noteIdempotentResource(tx, 'payout', id);
-      if (won.count === 1) await recordAuditedChange(tx, id);
-      return won.count === 1;
-    });
+  async claimConfirm(
+    tx: Prisma.TransactionClient,
+    id: string,
+    note: Prisma.Sql | null,
+  ): Promise<(Transaction & { noteKept: boolean }) | null> {
+    const now = new Date();
+    const [won] = await tx.$queryRaw<Array<Transaction & { noteKept: boolean }>>`
+      WITH won AS (
+        UPDATE transactions t SET confirm_requested_at = ${now}, updated_at = ${now}
+        WHERE t.id = ${id}::uuid AND t.kind = 'payout' AND t.status = 'initiated' AND t.confirm_requested_at IS NULL
+        RETURNING ${PAYOUT_COLUMNS}),
+      note AS (${note ?? Prisma.sql`SELECT 1 WHERE false`})
+      SELECT won.*, EXISTS (SELECT 1 FROM note) AS "noteKept" FROM won`;
+    return won ?? null;
   }
 
   /** Runs `work` in one database transaction; the ledger calls given its `tx` take part in it. */

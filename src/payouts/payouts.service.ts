@@ -12,6 +12,7 @@ import {
   providerDidNotAct,
   ValidationError,
 } from '../common/errors';
+import { idempotentResourceNote, lostClaim } from '../common/idempotency/idempotency-context';
 import { currencyExponent } from '../common/money';
 import { newReference } from '../common/reference';
 import { type Env, parseApprovalThresholds, parseDuration } from '../config/env';
@@ -22,7 +23,7 @@ import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { toPayoutDto, toTransactionEventData } from '../transactions/transaction.mapper';
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
-import { PayoutsRepository } from './payouts.repository';
+import { CONFIRM_WON, PayoutsRepository } from './payouts.repository';
 
 /**
  * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
@@ -64,8 +65,10 @@ export class PayoutsService {
   async create(input: CreatePayoutDto, clientId: string | null = null): Promise<PayoutDto> {
     const currency = input.sourceCurrency ?? 'USD';
     currencyExponent(currency);
-    const customer = await this.customers.requireRow(input.customerId);
-    const beneficiary = await this.beneficiaries.requireRow(input.beneficiaryId);
+    const [customer, beneficiary] = await Promise.all([
+      this.customers.requireRow(input.customerId),
+      this.beneficiaries.requireRow(input.beneficiaryId),
+    ]);
     if (beneficiary.customerId !== customer.id || !beneficiary.providerId) {
       throw new ValidationError([
         { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
@@ -200,7 +203,9 @@ export class PayoutsService {
         beneficiaryId: beneficiaryProviderId,
         callbackUrl: providerCallbackUrl(this.config),
       });
-      const { transaction } = await this.ledger.transition(row.id, 'initiated', 'api', {
+      const { transaction, answered } = await this.ledger.transition(row.id, 'initiated', 'api', {
+        known: row,
+        answer: toPayoutDto,
         patch: {
           providerId: upstream.id,
           fee: upstream.feeMinor,
@@ -208,7 +213,8 @@ export class PayoutsService {
           providerPayload: upstream.raw as Prisma.InputJsonValue,
         },
       });
-      return toPayoutDto(transaction);
+      // The Idempotency-Key's answer is stored with the move when it could be: answer exactly it.
+      return (answered as PayoutDto | undefined) ?? toPayoutDto(transaction);
     } catch (error) {
       await this.ledger.recordProviderFailure(row.id, error);
       throw error;
@@ -223,9 +229,20 @@ export class PayoutsService {
    * ProviderAmountMismatchError (502) when the finalize answer states another amount → `needs_review`.
    */
   async confirm(id: string): Promise<PayoutDto> {
-    const row = await this.requirePayout(id);
-    const claimed = await this.repository.claimConfirm(id);
-    if (!claimed) {
+    // The claim, the Idempotency-Key's note and the audit event: one database transaction. A payout
+    // the client may not see is not claimed (rolled back: 404, as if absent).
+    const note = idempotentResourceNote('payout', id, CONFIRM_WON);
+    const row = await this.repository.withTransaction(async (tx) => {
+      const won = await this.repository.claimConfirm(tx, id, note);
+      if (!won) return null;
+      const { noteKept, ...claimed } = won;
+      if (!ownedByCurrentClient(claimed)) throw new NotFoundError('Payout', id);
+      // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
+      if (note && !noteKept) throw lostClaim();
+      await recordAuditedChange(tx, id);
+      return claimed;
+    });
+    if (!row) {
       const current = await this.requirePayout(id);
       throw new InvalidStateTransitionError(
         'payout',
@@ -239,7 +256,9 @@ export class PayoutsService {
         sourceCurrency: row.currency,
         amountMinor: row.amount,
       });
-      const { transaction } = await this.ledger.transition(id, 'pending', 'api', {
+      const { transaction, answered } = await this.ledger.transition(id, 'pending', 'api', {
+        known: row,
+        answer: toPayoutDto,
         patch: {
           counterAmount: upstream.payoutAmountMinor,
           counterCurrency: upstream.payoutCurrency ?? row.counterCurrency,
@@ -247,7 +266,7 @@ export class PayoutsService {
           providerPayload: upstream.raw as Prisma.InputJsonValue,
         },
       });
-      return toPayoutDto(transaction);
+      return (answered as PayoutDto | undefined) ?? toPayoutDto(transaction);
     } catch (error) {
       if (providerDidNotAct(error)) {
         // The provider said no, or the call was never sent (breaker, bulkhead, 429): nothing

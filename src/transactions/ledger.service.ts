@@ -1,9 +1,17 @@
+import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId } from '../audit/ownership';
 import { DomainError, InvalidStateTransitionError, NotFoundError, providerDidNotAct } from '../common/errors';
-import { currentIdempotencyClaim, noteIdempotentResource } from '../common/idempotency/idempotency-context';
+import {
+  answeredWith,
+  currentIdempotencyClaim,
+  idempotentAnswer,
+  idempotentResourceNote,
+  lostClaim,
+} from '../common/idempotency/idempotency-context';
 import type { Env } from '../config/env';
 import type {
   Prisma,
@@ -14,11 +22,23 @@ import type {
 } from '../generated/prisma/client';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
-import { LedgerRepository, type LockedMovement } from './ledger.repository';
+import { LedgerRepository, MOVED, patchFitsOneStatement, withAnswer } from './ledger.repository';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
 export type TransitionOutcome = 'applied' | 'unchanged' | 'refused';
+
+/**
+ * What `transition` did: its outcome, the row as it is after it, and `from`: the status the row had
+ * when the move was decided (under its lock), i.e. the status an `applied` move left.
+ */
+export interface TransitionResult {
+  outcome: TransitionOutcome;
+  transaction: Transaction;
+  from: TransactionStatus;
+  /** The request's answer, when `answer` was given and it was stored with the move (return exactly it). */
+  answered?: unknown;
+}
 
 /** Fields a transition may set together with the status (e.g. the provider's answer). */
 export type TransactionPatch = Omit<Prisma.TransactionUncheckedUpdateInput, 'id' | 'status' | 'kind' | 'createdAt'>;
@@ -46,6 +66,15 @@ export function movableFrom(
   return source === 'manual'
     ? sources.filter((from) => from === 'needs_review')
     : sources.filter((from) => from !== 'needs_review');
+}
+
+/** `answer(row)`, or undefined when it throws (the answer is then stored after the work, as usual). */
+function answerOrNothing(answer: (row: Transaction) => unknown, row: Transaction): unknown {
+  try {
+    return answer(row);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The client of the current idempotent request, recorded as the actor of `api` moves (null elsewhere). */
@@ -109,16 +138,21 @@ export class LedgerService {
     tx?: Tx,
   ): Promise<Transaction> {
     const run = async (db: Tx) => {
-      const row = await this.repository.insert(
+      // Write-ahead, ONE statement: the row, its first history entry, and (under an Idempotency-Key)
+      // the row noted as the key's resource; a claim lost meanwhile rolls it all back (409).
+      const id = data.id ?? randomUUID();
+      const { noteKept, ...row } = await this.repository.insert(
         db,
         {
           ...data,
+          id,
           status: data.status ?? 'created',
           createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
         },
         { source, actorId: apiActor(source) },
+        idempotentResourceNote(data.kind, id),
       );
-      await noteIdempotentResource(db, row.kind, row.id);
+      if (noteKept === false) throw lostClaim();
       await this.outbox.publishLedgerStatus(row, db);
       await recordAuditedChange(db, row.id);
       return row;
@@ -136,6 +170,14 @@ export class LedgerService {
    * `actorId`: who moved it (an API client id; the current idempotent request's client by default for `api`).
    * An `applied` move to a status with a gateway event (e.g. payout success → `payout.succeeded`,
    * src/outbound/gateway-events.ts) publishes it to the outbox in the same database transaction.
+   * Without `tx`, and with no patch beyond the provider's answer and a failure reason, the move is ONE
+   * SQL statement; `known` (the row as the caller last read or wrote it) spares that path its
+   * unlocked read: the status it moves from is still decided under the row's lock.
+   * `answer` (the request's answer for the moved row, e.g. toPayoutDto): under an Idempotency-Key,
+   * the one-statement move also stores it as the key's answer (no separate write after the work);
+   * it is then returned as `answered`, and the caller must answer exactly that.
+   * Returns the outcome, the row after it, and `from`: the status the row had when the move was
+   * decided (the status an applied move left; e.g. a card's balance effect depends on it).
    */
   async transition(
     id: string,
@@ -147,29 +189,28 @@ export class LedgerService {
       strict?: boolean;
       tx?: Tx;
       actorId?: string;
+      known?: Transaction;
+      answer?: (row: Transaction) => unknown;
     } = {},
-  ): Promise<{ outcome: TransitionOutcome; transaction: Transaction }> {
+  ): Promise<TransitionResult> {
     const actorId = opts.actorId ?? apiActor(source);
-    if (
-      !opts.tx &&
-      source !== 'manual' &&
-      Object.entries(opts.patch ?? {}).every(([key, value]) => key === 'failureReason' && typeof value === 'string')
-    ) {
+    if (!opts.tx && source !== 'manual' && patchFitsOneStatement(opts.patch)) {
       const result = await this.moveInOneStatement(id, to, source, { ...opts, actorId });
       if (result) return result;
       // Not decided (a refused move, an unknown id, or a duplicate with a patch): the general path says which.
     }
-    const run = async (db: Tx) => {
+    const run = async (db: Tx): Promise<TransitionResult> => {
       const current = await this.repository.lockStatus(db, id);
       if (!current) throw new NotFoundError('Transaction', id);
+      const from = current.status;
       const refuse = async () => {
         if (opts.strict) throw new InvalidStateTransitionError(current.kind, current.status, to);
-        return { outcome: 'refused' as const, transaction: await this.requireRow(id, db) };
+        return { outcome: 'refused' as const, transaction: await this.requireRow(id, db), from };
       };
       if (source === 'manual' && current.status !== 'needs_review') return refuse();
       if (current.status === to) {
         const row = opts.patch ? await this.repository.update(db, id, opts.patch) : await this.requireRow(id, db);
-        return { outcome: 'unchanged' as const, transaction: row };
+        return { outcome: 'unchanged' as const, transaction: row, from };
       }
       if (!movableFrom(current.kind, to, source).includes(current.status)) return refuse();
       const row = await this.repository.move(
@@ -186,19 +227,21 @@ export class LedgerService {
         },
       );
       await this.outbox.publishLedgerStatus(row, db);
-      return { outcome: 'applied' as const, transaction: row };
+      return { outcome: 'applied' as const, transaction: row, from };
     };
     return opts.tx ? run(opts.tx) : this.repository.withTransaction(run);
   }
 
   /**
-   * The common move (no caller transaction, no patch but `failureReason`) as ONE SQL statement
-   * (LedgerRepository.moveIfFrom, with the statuses the state table allows it from): lock
-   * the row, move it if the state machine allows it from its current status, write the history
-   * entry and the outbox messages of its gateway event, atomically. An interactive Prisma
-   * transaction costs about 2 ms of CPU per move against 0.4 ms for this (measured), and callbacks
-   * apply through here. The event's data is built beforehand from the row as read without a lock:
-   * the fields it shows besides status, completedAt and failureReason never change.
+   * The common move (no caller transaction, no patch but the provider's answer and `failureReason`:
+   * patchFitsOneStatement) as ONE SQL statement (LedgerRepository.moveOnce, with the statuses the
+   * state table allows it from): lock the row, move it if the state machine allows it from its
+   * current status, set the patch, write the history entry and the outbox messages of its gateway
+   * event, atomically. An interactive Prisma transaction costs about 2 ms of CPU per move against
+   * 0.4 ms for this (measured), and callbacks and the payout's answers apply through here. The
+   * event's data is built beforehand from the row as read without a lock (`known`: as the caller
+   * last read or wrote it, else read now): the fields it shows besides status, completedAt,
+   * failureReason and the patch never change; which status it moves from is decided under the lock.
    * Returns the outcome and row (`applied`, or `unchanged` for a duplicate without a patch), or null
    * when this path cannot decide (the general path then does).
    */
@@ -206,32 +249,54 @@ export class LedgerService {
     id: string,
     to: TransactionStatus,
     source: StatusChangeSource,
-    opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; actorId: string | null },
-  ): Promise<{ outcome: 'applied' | 'unchanged'; transaction: Transaction } | null> {
-    const before = await this.repository.peek(id);
+    opts: {
+      patch?: TransactionPatch;
+      payload?: Prisma.InputJsonValue;
+      actorId: string | null;
+      known?: Transaction;
+      answer?: (row: Transaction) => unknown;
+    },
+  ): Promise<TransitionResult | null> {
+    const known = opts.known?.id === id && opts.known.status !== to ? opts.known : undefined;
+    const before = known ?? (await this.repository.peek(id));
     if (!before) return null;
     // A duplicate (a retried callback): statuses only move forward, so a row already there stays.
-    if (before.status === to && !opts.patch) return { outcome: 'unchanged', transaction: before };
+    if (before.status === to && !opts.patch) return { outcome: 'unchanged', transaction: before, from: to };
     const sources = movableFrom(before.kind, to, source);
     if (!sources.includes(before.status)) return null;
     const now = new Date();
     const failureReason = typeof opts.patch?.failureReason === 'string' ? opts.patch.failureReason : null;
     const final = FINAL_STATUSES.includes(to);
     const after: Transaction = {
-      ...before,
+      ...withAnswer(before, opts.patch),
       status: to,
       updatedAt: now,
       completedAt: final ? now : before.completedAt,
       failureReason: failureReason ?? before.failureReason,
     };
-    const moved = await this.repository.moveIfFrom(
+    const body = opts.answer ? answerOrNothing(opts.answer, after) : undefined;
+    const moved = await this.repository.moveOnce(
       id,
       sources,
       to,
-      { now, final, failureReason, entry: { source, payload: opts.payload, actorId: opts.actorId } },
+      {
+        now,
+        final,
+        failureReason,
+        entry: { source, payload: opts.payload, actorId: opts.actorId },
+        patch: opts.patch,
+        also: body === undefined ? null : idempotentAnswer(body, MOVED),
+      },
       this.outbox.ledgerEvent(after),
     );
-    return moved ? { outcome: 'applied', transaction: moved } : null;
+    if (!moved) return null;
+    const result: TransitionResult = { outcome: 'applied', transaction: moved.row, from: moved.from };
+    if (!moved.alsoDone || !opts.answer) return result;
+    // The answer was built from the row as predicted; the row as stored decides what is answered.
+    const stored = opts.answer(moved.row);
+    if (!isDeepStrictEqual(stored, body)) return result; // IdempotencyService stores the right one over it.
+    answeredWith(body);
+    return { ...result, answered: body };
   }
 
   /**
@@ -296,15 +361,6 @@ export class LedgerService {
   }
 
   // ---- Card movements (ledger rows with a card id), for src/cards (CardLedgerService and friends) ----
-
-  /**
-   * Locks card movement `id`'s ledger row (FOR UPDATE, until `tx` ends) and reads what its
-   * balance effect needs: kind, status, direction and amount (minor units).
-   * @throws NotFoundError (404) when there is no row `id`.
-   */
-  lockCardMovement(id: string, tx: Tx): Promise<LockedMovement> {
-    return this.repository.lockCardMovement(id, tx);
-  }
 
   /**
    * The ledger row of a movement the provider reports for card `cardId`: the row with the

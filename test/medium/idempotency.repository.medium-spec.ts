@@ -67,6 +67,36 @@ describe('IdempotencyRepository (and IdempotencyService over it) on a real datab
     expect(await repo.find(clientId, 'k-release')).toBeNull();
   });
 
+  it('insertInProgress replaces an expired record of the key in the same statement; an unexpired one stays', async () => {
+    const clientId = await client();
+    const past = new Date(Date.now() - 1_000);
+    await repo.insertInProgress({
+      clientId,
+      key: 'k-old',
+      fingerprint: 'fp-old',
+      expiresAt: past,
+      leaseExpiresAt: past,
+    });
+    await world.db.query(
+      `UPDATE idempotency_records SET state = 'completed', response_status = 201, response_body = '{"id":"old"}',
+         resource_type = 'payout', resource_id = 'p-old' WHERE client_id = $1 AND key = 'k-old'`,
+      [clientId],
+    );
+    const lease = new Date(Date.now() + 60_000);
+    expect(await inProgress(clientId, 'k-old', lease, 'fp-new')).toBe(true);
+    expect(await repo.find(clientId, 'k-old')).toMatchObject({
+      state: 'in_progress',
+      fingerprint: 'fp-new',
+      leaseExpiresAt: lease,
+      responseStatus: null,
+      responseBody: null,
+      resourceType: null,
+      resourceId: null,
+    });
+    expect(await inProgress(clientId, 'k-old', new Date(Date.now() + 90_000), 'fp-other')).toBe(false);
+    expect(await repo.find(clientId, 'k-old')).toMatchObject({ fingerprint: 'fp-new', leaseExpiresAt: lease });
+  });
+
   it('deleteIfExpired removes the record only once it has expired', async () => {
     const clientId = await client();
     await repo.insertInProgress({

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../../src/common/errors';
+import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.repository';
+import { IdempotencyService } from '../../src/common/idempotency/idempotency.service';
 import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import { OutboxRepository } from '../../src/outbound/outbox.repository';
 import { OutboxService } from '../../src/outbound/outbox.service';
@@ -11,12 +13,15 @@ import { insertLedgerRow, mediumWorld, type MediumWorld } from '../support/mediu
 describe('LedgerService on a real database', () => {
   let world: MediumWorld;
   let ledger: LedgerService;
+  let idempotency: IdempotencyService;
 
   beforeAll(async () => {
-    world = await mediumWorld([LedgerService, LedgerRepository, OutboxService, OutboxRepository], {
-      SETTLEMENT_DEADLINE: 30,
-    });
+    world = await mediumWorld(
+      [LedgerService, LedgerRepository, OutboxService, OutboxRepository, IdempotencyService, IdempotencyRepository],
+      { SETTLEMENT_DEADLINE: 30, IDEMPOTENCY_LEASE_MS: 60_000 },
+    );
     ledger = world.moduleRef.get(LedgerService);
+    idempotency = world.moduleRef.get(IdempotencyService);
   });
   afterAll(() => world.close());
 
@@ -80,12 +85,104 @@ describe('LedgerService on a real database', () => {
     expect(stored.completedAt).toBeInstanceOf(Date);
   });
 
-  it('applies through the general path with a patch beyond failureReason', async () => {
+  it('applies the provider answer with the move in one statement, from the row the caller knows, saying `from`', async () => {
     const t = await row('created');
-    const result = await ledger.transition(t.id, 'initiated', 'api', { patch: { providerId: `prov-${t.id}` } });
-    expect(result.outcome).toBe('applied');
+    const result = await ledger.transition(t.id, 'initiated', 'api', {
+      known: t,
+      patch: { providerId: `prov-${t.id}`, fee: 25n, exchangeRate: '1.5', providerPayload: { ok: true } },
+    });
+    expect(result).toMatchObject({ outcome: 'applied', from: 'created' });
     const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
-    expect(stored).toMatchObject({ status: 'initiated', providerId: `prov-${t.id}` });
+    expect(stored).toMatchObject({
+      status: 'initiated',
+      providerId: `prov-${t.id}`,
+      fee: 25n,
+      providerPayload: { ok: true },
+    });
+    expect(result.transaction).toEqual(stored);
+    expect(await history(t.id)).toEqual([{ from: 'created', to: 'initiated', source: 'api', actor_id: null }]);
+  });
+
+  describe('the request answer stored with the move (transition `answer`, under an Idempotency-Key)', () => {
+    async function apiClient(): Promise<string> {
+      const [client] = await world.db.query<{ id: string }>(
+        `INSERT INTO api_clients (id, name, key_hash, key_prefix, scopes) VALUES (gen_random_uuid(), 'c', $1, 'wg_', '{}') RETURNING id`,
+        [randomUUID()],
+      );
+      return client.id;
+    }
+    const storedAnswer = async (key: string) =>
+      (
+        await world.db.query(`SELECT state, response_status, response_body FROM idempotency_records WHERE key = $1`, [
+          key,
+        ])
+      )[0];
+
+    it('the move stores the answer in its statement; the request answers exactly it and a retry replays it', async () => {
+      const clientId = await apiClient();
+      const t = await row('created');
+      const key = `k-${t.id}`;
+      const view = (r: { id: string; status: string; providerId: string | null }) => ({
+        id: r.id,
+        status: r.status,
+        providerId: r.providerId,
+      });
+      let answered: unknown;
+      const work = async () => {
+        const result = await ledger.transition(t.id, 'initiated', 'api', {
+          known: t,
+          patch: { providerId: `prov-${t.id}` },
+          answer: view,
+        });
+        answered = result.answered;
+        return { status: 201, body: answered ?? view(result.transaction) };
+      };
+      const first = await idempotency.run(clientId, key, 'fp', work);
+      expect(answered).toEqual({ id: t.id, status: 'initiated', providerId: `prov-${t.id}` });
+      expect(first.body).toBe(answered);
+      expect(await storedAnswer(key)).toEqual({ state: 'completed', response_status: 201, response_body: answered });
+      expect(await idempotency.run(clientId, key, 'fp', work)).toEqual({ ...first, replayed: true });
+    });
+
+    it('an answer predicted otherwise than the row was stored (a rate rounded to 12 places) is replaced by the stored row', async () => {
+      const clientId = await apiClient();
+      const t = await row('created');
+      const key = `k-${t.id}`;
+      const view = (r: { exchangeRate: { toFixed(): string } | null }) => ({ rate: r.exchangeRate?.toFixed() ?? null });
+      let answered: unknown = 'not set';
+      const first = await idempotency.run(clientId, key, 'fp', async () => {
+        const result = await ledger.transition(t.id, 'initiated', 'api', {
+          known: t,
+          patch: { exchangeRate: '1.1234567890123456' },
+          answer: view,
+        });
+        answered = result.answered;
+        return { status: 201, body: answered ?? view(result.transaction) };
+      });
+      expect(answered).toBeUndefined();
+      expect(first.body).toEqual({ rate: '1.123456789012' });
+      expect(await storedAnswer(key)).toEqual({
+        state: 'completed',
+        response_status: 201,
+        response_body: { rate: '1.123456789012' },
+      });
+    });
+  });
+
+  it('a stale known row changes nothing: the move is decided under the lock (refused, or from the real status)', async () => {
+    const t = await row('created');
+    await ledger.transition(t.id, 'failed', 'webhook', { patch: { failureReason: 'declined' } });
+    const refused = await ledger.transition(t.id, 'initiated', 'api', { known: t, patch: { providerId: `p-${t.id}` } });
+    expect(refused).toMatchObject({ outcome: 'refused', from: 'failed' });
+    expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } })).providerId).toBeNull();
+  });
+
+  it('applies through the general path with a patch beyond the provider answer, saying `from`', async () => {
+    const t = await row('created');
+    const result = await ledger.transition(t.id, 'initiated', 'api', { patch: { description: 'patched' } });
+    expect(result).toMatchObject({ outcome: 'applied', from: 'created' });
+    const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
+    expect(stored).toMatchObject({ status: 'initiated', description: 'patched' });
     expect(await history(t.id)).toEqual([{ from: 'created', to: 'initiated', source: 'api', actor_id: null }]);
   });
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { NotFoundError } from '../../src/common/errors';
+import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.repository';
 import { encodeCursor } from '../../src/common/pagination';
+import { isUniqueViolation } from '../../src/database/prisma.service';
 import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
-import { LedgerRepository } from '../../src/transactions/ledger.repository';
+import { LedgerRepository, patchFitsOneStatement } from '../../src/transactions/ledger.repository';
 import { movableFrom } from '../../src/transactions/ledger.service';
 import { insertLedgerRow, mediumWorld, type MediumWorld } from '../support/medium';
 
@@ -72,6 +73,60 @@ describe('LedgerRepository on a real database', () => {
     expect(await history(inserted.id)).toEqual([
       { from: null, to: 'created', source: 'api', payload: null, actor_id: null },
     ]);
+  });
+
+  it('insert notes the Idempotency-Key resource in its one statement: noteKept says whether the claim is ours', async () => {
+    const [client] = await world.db.query<{ id: string }>(
+      `INSERT INTO api_clients (id, name, key_hash, key_prefix, scopes) VALUES (gen_random_uuid(), 'c', $1, 'wg_', '{}') RETURNING id`,
+      [randomUUID()],
+    );
+    const lease = new Date(Date.now() + 60_000);
+    await world.db.query(
+      `INSERT INTO idempotency_records (id, client_id, key, fingerprint, lease_expires_at, expires_at)
+       VALUES (gen_random_uuid(), $1, 'k-ins', 'fp', $2, now() + interval '1 day')`,
+      [client.id, lease],
+    );
+    const claim = { clientId: client.id, key: 'k-ins', leaseExpiresAt: lease };
+    const data = () => ({
+      id: randomUUID(),
+      kind: 'payout' as const,
+      direction: 'debit' as const,
+      amount: 5n,
+      currency: 'NGN',
+      reference: `ref-${randomUUID()}`,
+      status: 'created' as const,
+    });
+    const lost = data();
+    const stale = IdempotencyRepository.noteResourceSql(
+      { ...claim, leaseExpiresAt: new Date(lease.getTime() + 1) },
+      'payout',
+      lost.id,
+    );
+    const notKept = await repo.withTransaction((tx) => repo.insert(tx, lost, { source: 'api', actorId: null }, stale));
+    expect(notKept).toMatchObject({ id: lost.id, noteKept: false });
+    const kept = data();
+    const note = IdempotencyRepository.noteResourceSql(claim, 'payout', kept.id);
+    const inserted = await repo.withTransaction((tx) => repo.insert(tx, kept, { source: 'api', actorId: null }, note));
+    expect(inserted).toMatchObject({ id: kept.id, status: 'created', amount: 5n, fee: 0n, noteKept: true });
+    expect(await history(kept.id)).toEqual([
+      { from: null, to: 'created', source: 'api', payload: null, actor_id: null },
+    ]);
+    expect(
+      await world.db.query(`SELECT resource_type, resource_id FROM idempotency_records WHERE key = 'k-ins'`),
+    ).toEqual([{ resource_type: 'payout', resource_id: kept.id }]);
+  });
+
+  it('insert of a taken reference is a unique violation (isUniqueViolation) and writes nothing', async () => {
+    const reference = `ref-${randomUUID()}`;
+    const data = { kind: 'payout' as const, direction: 'debit' as const, amount: 5n, currency: 'NGN', reference };
+    await repo.withTransaction((tx) =>
+      repo.insert(tx, { ...data, status: 'created' }, { source: 'api', actorId: null }),
+    );
+    const error = await repo
+      .withTransaction((tx) => repo.insert(tx, { ...data, status: 'created' }, { source: 'api', actorId: null }))
+      .catch((e: unknown) => e);
+    expect(isUniqueViolation(error)).toBe(true);
+    expect(await world.db.query(`SELECT 1 FROM transactions WHERE reference = $1`, [reference])).toHaveLength(1);
   });
 
   it('insert inside a transaction that rolls back leaves nothing', async () => {
@@ -149,6 +204,33 @@ describe('LedgerRepository on a real database', () => {
         { from: 'pending', to: 'success', source: 'webhook', payload: { event: 'x' }, actor_id: null },
       ]);
       expect(await outboxFor(t.id)).toEqual([{ event_type: 'payout.succeeded' }]);
+    });
+
+    it('moveOnce sets the provider answer with the move and says the status it left', async () => {
+      const t = await row('created');
+      const moved = await repo.moveOnce(
+        t.id,
+        ['created'],
+        'initiated',
+        {
+          ...move('webhook'),
+          final: false,
+          entry: { source: 'api', actorId: null },
+          patch: { providerId: `p-${t.id}`, fee: 100n, exchangeRate: '129.5', providerPayload: { id: 'x', n: 1 } },
+        },
+        null,
+      );
+      expect(moved?.from).toBe('created');
+      expect(moved?.row).toMatchObject({ status: 'initiated', providerId: `p-${t.id}`, fee: 100n, completedAt: null });
+      expect(moved?.row.exchangeRate?.toString()).toBe('129.5');
+      expect(await repo.find(t.id)).toMatchObject({ providerPayload: { id: 'x', n: 1 }, fee: 100n });
+      expect(await history(t.id)).toEqual([
+        { from: 'created', to: 'initiated', source: 'api', payload: null, actor_id: null },
+      ]);
+      expect(patchFitsOneStatement({ providerId: 'x', failureReason: 'why' })).toBe(true);
+      expect(patchFitsOneStatement({ failureReason: null })).toBe(false);
+      expect(patchFitsOneStatement({ description: 'x' })).toBe(false);
+      expect(patchFitsOneStatement({ fee: { increment: 1n } })).toBe(false);
     });
 
     it('keeps failureReason when given and the existing one when not', async () => {
@@ -278,22 +360,6 @@ describe('LedgerRepository on a real database', () => {
           reference: opts.reference ?? `ref-${randomUUID()}`,
         },
       });
-
-    it('lockCardMovement reads kind, status, direction and amount under a lock; NotFound', async () => {
-      const c = await card();
-      const row = await movement(c.id, { kind: 'card_withdrawal' });
-      await world.prisma.$transaction(async (tx) => {
-        expect(await repo.lockCardMovement(row.id, tx)).toEqual({
-          kind: 'card_withdrawal',
-          status: 'pending',
-          direction: 'debit',
-          amount: 700n,
-        });
-      });
-      await expect(world.prisma.$transaction((tx) => repo.lockCardMovement(randomUUID(), tx))).rejects.toBeInstanceOf(
-        NotFoundError,
-      );
-    });
 
     it('findCardMovement: by provider id (any card), else by reference of this card and kind, else null', async () => {
       const c = await card();

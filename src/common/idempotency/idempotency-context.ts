@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Prisma } from '../../generated/prisma/client';
 import { ConflictError, ErrorCode } from '../errors';
 import { IdempotencyRepository, type RawSql } from './idempotency.repository';
 
@@ -13,7 +14,16 @@ export interface IdempotencyClaim {
   key: string;
   /** The claim's lease as this request set it: the token that says the claim is still ours. */
   leaseExpiresAt: Date;
+  /**
+   * Set when the work stored its own answer in the statement of its last write
+   * (`idempotentAnswer` then `answeredWith`): IdempotencyService.run then stores nothing more when the
+   * work returns that very body.
+   */
+  answered?: { body: unknown };
 }
+
+/** The HTTP status of an idempotent route's success (its answer stored and replayed with it). */
+export const IDEMPOTENT_SUCCESS_STATUS = 201;
 
 const storage = new AsyncLocalStorage<IdempotencyClaim>();
 
@@ -40,11 +50,43 @@ export function currentIdempotencyClaim(): IdempotencyClaim | undefined {
 export async function noteIdempotentResource(db: RawSql, type: string, id: string): Promise<void> {
   const claim = storage.getStore();
   if (!claim) return;
-  const owned = await IdempotencyRepository.noteResource(db, claim, type, id);
-  if (!owned) {
-    throw new ConflictError(
-      'This request lost its Idempotency-Key claim to a retry of the same key; nothing was sent.',
-      ErrorCode.RequestInProgress,
-    );
-  }
+  if (!(await IdempotencyRepository.noteResource(db, claim, type, id))) throw lostClaim();
+}
+
+/**
+ * noteIdempotentResource as an SQL statement to run inside the statement that writes the resource
+ * (a data-modifying CTE, `UPDATE … RETURNING 1`: one row while the claim is ours), or null outside
+ * an idempotent request. The caller checks the row came back and, if not, throws `lostClaim()`
+ * inside its database transaction, so that the resource is rolled back and the provider never called.
+ * `onlyIf`: an SQL condition the note also needs (e.g. that the resource was written).
+ */
+export function idempotentResourceNote(type: string, id: string, onlyIf?: Prisma.Sql): Prisma.Sql | null {
+  const claim = storage.getStore();
+  return claim ? IdempotencyRepository.noteResourceSql(claim, type, id, onlyIf) : null;
+}
+
+/** The 409 `request_in_progress` of a request that lost its Idempotency-Key claim to a retry. */
+export function lostClaim(): ConflictError {
+  return new ConflictError(
+    'This request lost its Idempotency-Key claim to a retry of the same key; nothing was sent.',
+    ErrorCode.RequestInProgress,
+  );
+}
+
+/**
+ * The statement storing `body` as the current request's answer (status IDEMPOTENT_SUCCESS_STATUS,
+ * as IdempotencyService.run would once the work returns it), to run inside the work's last write (a
+ * data-modifying CTE, `UPDATE … RETURNING 1`), only if `onlyIf` holds (e.g. the move was made); null
+ * outside an idempotent request. Once that statement has stored it, call `answeredWith(body)` and
+ * return exactly `body`: the request then answers what a retry replays, with one statement less.
+ */
+export function idempotentAnswer(body: unknown, onlyIf: Prisma.Sql): Prisma.Sql | null {
+  const claim = storage.getStore();
+  return claim ? IdempotencyRepository.storeResponseSql(claim, IDEMPOTENT_SUCCESS_STATUS, body, onlyIf) : null;
+}
+
+/** Records that the current request's answer `body` is stored (see idempotentAnswer). No-op outside one. */
+export function answeredWith(body: unknown): void {
+  const claim = storage.getStore();
+  if (claim) claim.answered = { body };
 }

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { isUniqueViolation, PrismaService } from '../../database/prisma.service';
-import type { IdempotencyRecord, Prisma } from '../../generated/prisma/client';
+import { PrismaService } from '../../database/prisma.service';
+import { type IdempotencyRecord, Prisma } from '../../generated/prisma/client';
 import type { IdempotencyClaim } from './idempotency-context';
 
 /** Anything that can run raw SQL: the Prisma client or an interactive transaction of it. */
 export interface RawSql {
-  $executeRaw(query: TemplateStringsArray, ...values: unknown[]): Promise<number>;
+  $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number>;
 }
 
 /** Database access for idempotency records (one per API client and Idempotency-Key). */
@@ -22,12 +22,22 @@ export class IdempotencyRepository {
    * any module records it without this repository injected (noteIdempotentResource).
    */
   static async noteResource(db: RawSql, claim: IdempotencyClaim, type: string, id: string): Promise<boolean> {
-    const owned = await db.$executeRaw`
+    return (await db.$executeRaw(IdempotencyRepository.noteResourceSql(claim, type, id))) > 0;
+  }
+
+  /**
+   * noteResource's statement, for a repository that writes the resource and notes it in ONE SQL
+   * statement (a data-modifying CTE, e.g. the ledger's write-ahead insert): `UPDATE … RETURNING 1`,
+   * one row when the claim is still ours, none otherwise. With `onlyIf` (an SQL condition, e.g.
+   * `EXISTS (SELECT 1 FROM won)`), it changes nothing unless that holds.
+   */
+  static noteResourceSql(claim: IdempotencyClaim, type: string, id: string, onlyIf?: Prisma.Sql): Prisma.Sql {
+    return Prisma.sql`
       UPDATE idempotency_records
       SET resource_type = COALESCE(resource_type, ${type}), resource_id = COALESCE(resource_id, ${id})
       WHERE client_id = ${claim.clientId}::uuid AND key = ${claim.key} AND state = 'in_progress'
-        AND lease_expires_at = ${claim.leaseExpiresAt}`;
-    return owned > 0;
+        AND lease_expires_at = ${claim.leaseExpiresAt}${onlyIf ? Prisma.sql` AND ${onlyIf}` : Prisma.empty}
+      RETURNING 1`;
   }
 
   /** Deletes the record of `clientId`/`key` if it expired before `now` (so the key may be claimed anew). */
@@ -35,21 +45,30 @@ export class IdempotencyRepository {
     await this.prisma.idempotencyRecord.deleteMany({ where: { clientId, key, expiresAt: { lt: now } } });
   }
 
-  /** Inserts the in-progress record with its lease; false when the key is already taken. */
+  /**
+   * Inserts the in-progress record with its lease, in ONE statement that also replaces a record of
+   * the same (client, key) which expired before `now` (its 24 h are over: the key may be claimed
+   * anew). False when the key is taken by a record that has not expired.
+   */
   async insertInProgress(data: {
     clientId: string;
     key: string;
     fingerprint: string;
     expiresAt: Date;
     leaseExpiresAt: Date;
+    now?: Date;
   }): Promise<boolean> {
-    try {
-      await this.prisma.idempotencyRecord.create({ data });
-      return true;
-    } catch (error) {
-      if (isUniqueViolation(error)) return false;
-      throw error;
-    }
+    const now = data.now ?? new Date();
+    const claimed = await this.prisma.$executeRaw`
+      INSERT INTO idempotency_records AS r (id, client_id, key, fingerprint, state, lease_expires_at, created_at, expires_at)
+      VALUES (gen_random_uuid(), ${data.clientId}::uuid, ${data.key}, ${data.fingerprint}, 'in_progress',
+              ${data.leaseExpiresAt}, ${now}, ${data.expiresAt})
+      ON CONFLICT (client_id, key) DO UPDATE
+      SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', response_status = NULL, response_body = NULL,
+          lease_expires_at = EXCLUDED.lease_expires_at, resource_type = NULL, resource_id = NULL,
+          created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+      WHERE r.expires_at < ${now}`;
+    return claimed > 0;
   }
 
   /** Deletes the claim's record while it is still in progress under the claim's lease. */
@@ -59,12 +78,28 @@ export class IdempotencyRepository {
     });
   }
 
-  /** Stores the answer as `completed`, only while the record is in progress under the claim's lease. */
+  /**
+   * Stores the answer as `completed`, only while the record is the claim's (in progress under its
+   * lease, or already completed under it: an answer the request's own last write stored, which the
+   * answer it actually gave replaces). One raw statement.
+   */
   async storeResponse(claim: IdempotencyClaim, status: number, body: Prisma.InputJsonValue): Promise<void> {
-    await this.prisma.idempotencyRecord.updateMany({
-      where: { clientId: claim.clientId, key: claim.key, state: 'in_progress', leaseExpiresAt: claim.leaseExpiresAt },
-      data: { state: 'completed', responseStatus: status, responseBody: body },
-    });
+    await this.prisma.$executeRaw(IdempotencyRepository.storeResponseSql(claim, status, body));
+  }
+
+  /**
+   * storeResponse's statement (`UPDATE … RETURNING 1`: one row when stored), for a repository that
+   * stores the answer in the statement of the request's last write (a data-modifying CTE); with
+   * `onlyIf` (an SQL condition, e.g. that the write happened), it changes nothing unless that holds.
+   */
+  static storeResponseSql(claim: IdempotencyClaim, status: number, body: unknown, onlyIf?: Prisma.Sql): Prisma.Sql {
+    return Prisma.sql`
+      UPDATE idempotency_records
+      SET state = 'completed', response_status = ${status},
+          response_body = ${body === undefined ? null : JSON.stringify(body)}::jsonb
+      WHERE client_id = ${claim.clientId}::uuid AND key = ${claim.key} AND state IN ('in_progress', 'completed')
+        AND lease_expires_at = ${claim.leaseExpiresAt}${onlyIf ? Prisma.sql` AND ${onlyIf}` : Prisma.empty}
+      RETURNING 1`;
   }
 
   find(clientId: string, key: string): Promise<IdempotencyRecord | null> {

@@ -4,7 +4,7 @@ import { ConfigService } from '@nestjs/config';
 import type { Env } from '../../config/env';
 import type { Prisma } from '../../generated/prisma/client';
 import { ConflictError, DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from '../errors';
-import { IdempotencyClaim, runWithIdempotencyClaim } from './idempotency-context';
+import { IDEMPOTENT_SUCCESS_STATUS, IdempotencyClaim, runWithIdempotencyClaim } from './idempotency-context';
 import { IdempotencyRepository } from './idempotency.repository';
 
 /** Answers not kept for a key: the key is released, so that a retry with it runs the work again. */
@@ -127,7 +127,10 @@ export class IdempotencyService {
       }).catch(() => undefined);
       throw error;
     }
-    await this.complete(claim, response);
+    // Stored already when the work's last write stored this very answer (idempotentAnswer).
+    if (claim.answered?.body !== response.body || response.status !== IDEMPOTENT_SUCCESS_STATUS) {
+      await this.complete(claim, response);
+    }
     return { ...response, replayed: false };
   }
 
@@ -140,8 +143,14 @@ export class IdempotencyService {
     const now = Date.now();
     const expiresAt = new Date(now + IDEMPOTENCY_TTL_MS);
     const leaseExpiresAt = new Date(now + this.leaseMs());
-    await this.repository.deleteIfExpired(clientId, key, new Date());
-    const claimed = await this.repository.insertInProgress({ clientId, key, fingerprint, expiresAt, leaseExpiresAt });
+    const claimed = await this.repository.insertInProgress({
+      clientId,
+      key,
+      fingerprint,
+      expiresAt,
+      leaseExpiresAt,
+      now: new Date(now),
+    });
     return claimed ? leaseExpiresAt : null;
   }
 

@@ -13,6 +13,7 @@ import { from, lastValueFrom, Observable } from 'rxjs';
 import type { AuthenticatedClient } from '../../auth/auth.decorators';
 import { ApiProblem } from '../api-responses';
 import { DomainError, ErrorCode } from '../errors';
+import { IDEMPOTENT_SUCCESS_STATUS } from './idempotency-context';
 import { IdempotencyService, requestFingerprint } from './idempotency.service';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -40,7 +41,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return from(
       this.idempotency
         .run(request.apiClient.id, key, fingerprint, async () => ({
-          status: 201,
+          status: IDEMPOTENT_SUCCESS_STATUS,
           body: await lastValueFrom(next.handle()),
         }))
         .then((result) => {
