@@ -471,8 +471,11 @@ async function main(): Promise<void> {
       await fetch(`${sim.origin}/__admin/faults`, { method: 'DELETE' });
       note('simulator recovered');
       // The breakers stay open until their half-open probe: answers until then belong to the outage.
-      windows.push({ kind: 'outage', from: outageFrom, to: Date.now() + BREAKER_HALF_OPEN_MS + 2000 });
+      const outageEnds = Date.now() + BREAKER_HALF_OPEN_MS + 2000;
+      windows.push({ kind: 'outage', from: outageFrom, to: outageEnds });
       await atFraction(0.75);
+      // The kill only once the outage's answers are over, so that each failure has one cause.
+      if (outageEnds > Date.now()) await sleep(outageEnds - Date.now());
       await waitFor('HAProxy: every backend up', allUp, 60_000);
       await restart(1, 'SIGKILL');
     };
