@@ -51,6 +51,81 @@ export async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<
   clearTimeout(timer);
 }
 
+/** A fresh, migrated database for one benchmark run; `drop()` removes it (and the embedded server). */
+export interface BenchDatabase {
+  databaseUrl: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * Creates the database `wg_bench_<name>_<pid>` on DATABASE_URL's server, or on an embedded
+ * PostgreSQL when DATABASE_URL is unset, and applies every migration (prisma migrate deploy).
+ */
+export async function createBenchDatabase(name: string): Promise<BenchDatabase> {
+  let server = process.env.DATABASE_URL;
+  let embedded: Awaited<ReturnType<typeof startEmbeddedDatabase>> | undefined;
+  if (!server) {
+    embedded = await startEmbeddedDatabase({ persistent: false });
+    server = embedded.url;
+  }
+  const dbName = `wg_bench_${name}_${process.pid}`;
+  const admin = server;
+  const drop = async () => {
+    try {
+      const client = new Client({ connectionString: withDatabase(admin, 'postgres') });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await client.end();
+    } finally {
+      await embedded?.stop();
+    }
+  };
+  const databaseUrl = withDatabase(server, dbName);
+  try {
+    migrateDatabase(databaseUrl);
+  } catch (error) {
+    await drop().catch(() => undefined);
+    throw error;
+  }
+  return { databaseUrl, drop };
+}
+
+/** The provider simulator (tsx) on a free port, calling back `webhookUrl`; `stop()` waits for its exit. */
+export async function startSimulator(
+  webhookUrl: string,
+  env: Record<string, string> = {},
+): Promise<{ origin: string; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawnNode(['--import', 'tsx', 'simulator/main.ts'], {
+    ...process.env,
+    SIMULATOR_PORT: String(port),
+    PROVIDER_API_KEY: BENCH_PROVIDER_KEY,
+    PROVIDER_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
+    SIMULATOR_WEBHOOK_URL: webhookUrl,
+    ...env,
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilUp(`${origin}/__admin/state`, process.hrtime.bigint(), child);
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  }
+  return { origin, child, stop: () => stopChild(child) };
+}
+
+/** Creates one API key holding the demo scopes per name (directly in the database); returns the keys in order. */
+export async function createBenchKeys(databaseUrl: string, names: string[]): Promise<string[]> {
+  const prisma = new PrismaClient({ adapter: createPgAdapter(databaseUrl, 1) });
+  try {
+    const keys: string[] = [];
+    for (const name of names) keys.push((await createApiClient(prisma, name, DEMO_SCOPES)).key);
+    return keys;
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
 /**
  * Starts a database (on DATABASE_URL's server, else an embedded PostgreSQL) migrated from
  * scratch, the simulator (tsx) and the gateway (compiled with tsc, NODE_ENV=production), and
@@ -81,36 +156,15 @@ export async function startStack(
     }
   };
   try {
-    let server = process.env.DATABASE_URL;
-    if (!server) {
-      const embedded = await startEmbeddedDatabase({ persistent: false });
-      cleanup.push(() => embedded.stop());
-      server = embedded.url;
-    }
-    const dbName = `wg_bench_${opts.name ?? 'stack'}_${process.pid}`;
-    const databaseUrl = withDatabase(server, dbName);
-    migrateDatabase(databaseUrl);
-    cleanup.push(async () => {
-      const admin = new Client({ connectionString: withDatabase(server, 'postgres') });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-      await admin.end();
-    });
+    const database = await createBenchDatabase(opts.name ?? 'stack');
+    cleanup.push(() => database.drop());
+    const { databaseUrl } = database;
 
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
-    const simPort = await freePort();
-    const simulator = spawnNode(['--import', 'tsx', 'simulator/main.ts'], {
-      ...process.env,
-      SIMULATOR_PORT: String(simPort),
-      PROVIDER_API_KEY: BENCH_PROVIDER_KEY,
-      PROVIDER_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
-      SIMULATOR_WEBHOOK_URL: `${origin}/webhooks/provider`,
-      ...opts.simulatorEnv,
-    });
-    cleanup.push(() => stopChild(simulator));
-    const simOrigin = `http://127.0.0.1:${simPort}`;
-    await waitUntilUp(`${simOrigin}/__admin/state`, process.hrtime.bigint(), simulator);
+    const sim = await startSimulator(`${origin}/webhooks/provider`, opts.simulatorEnv);
+    cleanup.push(() => sim.stop());
+    const { origin: simOrigin, child: simulator } = sim;
 
     process.stdout.write('building the gateway (tsc)…\n');
     buildGateway();
@@ -147,9 +201,7 @@ export async function startStack(
     cleanup.push(stopGateway);
     const startToReadyMs = await waitUntilUp(`${origin}/health/ready`, started, gateway);
 
-    const prisma = new PrismaClient({ adapter: createPgAdapter(databaseUrl, 1) });
-    const { key } = await createApiClient(prisma, 'bench', DEMO_SCOPES);
-    await prisma.$disconnect();
+    const [key] = await createBenchKeys(databaseUrl, ['bench']);
     const sql = new Client({ connectionString: databaseUrl });
     await sql.connect();
     cleanup.push(() => sql.end());

@@ -10,6 +10,10 @@
  * in `simulator-state.json` there, across restarts. The embedded database's URL is written to
  * `database-url` there while this runs, for `npm run api-key`. Ctrl-C, SIGTERM or SIGHUP stops all
  * of it (gateway, simulator, then PostgreSQL), as does the death of the parent `npm` process.
+ * package.json runs this with `exec node …`: npm forwards SIGINT and SIGTERM only to its direct
+ * child, the `sh -c` of the script, and dash (Debian's sh) neither passes them on nor exits while
+ * its command runs, so a signal sent to the `npm start` process alone (not to its process group, as
+ * Ctrl-C does) never reached this script. With `exec` the shell becomes this process.
  */
 import 'dotenv/config';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';

@@ -104,12 +104,18 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   bindRequestContext(fastify);
   const metrics = app.get(MetricsService);
   const shutdown = app.get(ShutdownService);
-  // Closing (after SHUTDOWN_DELAY_MS): a request that still reaches this instance, on a connection
-  // opened before, gets 503 `shutting_down` with Retry-After and the connection is closed, so the
-  // client or load balancer retries on another instance. Never a 500, never a reset.
+  // Draining (SHUTDOWN_DELAY_MS after the stop signal): requests are served, but each connection is
+  // closed after its answer, so that none is left kept alive when the server stops accepting (a
+  // load balancer that sent a request on an idle connection just as it closed would see it cut).
+  // Closing: a request that still reaches this instance, on a connection opened before, gets 503
+  // `shutting_down` with Retry-After and the connection is closed, so the client or load balancer
+  // retries on another instance. Never a 500, never a reset.
   fastify.addHook('onRequest', (request, reply, done) => {
-    if (shutdown.phase !== 'closing') return done();
-    void reply.header('connection', 'close').header('retry-after', String(SHUTDOWN_RETRY_AFTER_SECONDS));
+    const phase = shutdown.phase;
+    if (phase === 'serving') return done();
+    void reply.header('connection', 'close');
+    if (phase !== 'closing') return done();
+    void reply.header('retry-after', String(SHUTDOWN_RETRY_AFTER_SECONDS));
     sendProblem(reply, request, new DomainError(ErrorCode.ShuttingDown, 'This instance is shutting down; retry.'));
   });
   // Callback-style hooks: an async hook costs a promise per request on every route.

@@ -162,6 +162,7 @@ describe('shutdown order (e2e, gateway child process)', () => {
       'drain: webhook apply queue',
       'jobs: pg-boss',
       'pools: finance pool',
+      'pools: health probe connection',
       'pools: prisma pool',
       'complete',
     ]);

@@ -48,12 +48,20 @@ export class HealthController {
       "The database is reachable. `details.provider.breaker` shows the provider circuit breaker's state (closed, half_open, open); it never fails readiness.",
   })
   ready() {
+    const shutdown = () => {
+      const indicator = this.indicators.check('shutdown');
+      const phase = this.shutdown.phase;
+      return phase === 'serving' ? indicator.up() : indicator.down({ phase });
+    };
+    // Shown, never failing: an open breaker is the instance coping with the provider, not a reason
+    // for the load balancer to take it out.
+    const provider = () => this.indicators.check('provider').up({ breaker: this.resilience.state });
+    // Going away: answer 503 at once, without waiting for the database, so that the load balancer
+    // takes the instance out within its first checks however busy the database is.
+    if (this.shutdown.phase !== 'serving') return this.health.check([shutdown, provider]);
     return this.health.check([
-      () => {
-        const indicator = this.indicators.check('shutdown');
-        const phase = this.shutdown.phase;
-        return phase === 'serving' ? indicator.up() : indicator.down({ phase });
-      },
+      shutdown,
+      // On the probe's own connection (HealthRepository): a busy pool does not make it fail.
       () =>
         this.indicators
           .check('database')
@@ -62,9 +70,7 @@ export class HealthController {
             return {};
           })
           .withTimeout(2000),
-      // Shown, never failing: an open breaker is the instance coping with the provider, not a reason
-      // for the load balancer to take it out.
-      () => this.indicators.check('provider').up({ breaker: this.resilience.state }),
+      provider,
     ]);
   }
 

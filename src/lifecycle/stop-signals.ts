@@ -2,6 +2,9 @@ import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ShutdownService } from './shutdown.service';
 
+/** How often a closing server ends the kept-alive connections that have become idle, ms. */
+const IDLE_SWEEP_MS = 100;
+
 /** Signals that stop the gateway in order (a container runtime sends SIGTERM; Ctrl-C is SIGINT). */
 export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
@@ -11,8 +14,8 @@ export const STOP_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
  *  1. `draining`: /health/ready answers 503 at once, every other route keeps serving for
  *     `delayMs` (SHUTDOWN_DELAY_MS), long enough for the load balancer's health checks to notice;
  *  2. `closing`: the HTTP server stops accepting and finishes its in-flight requests (a provider
- *     call may take PROVIDER_TIMEOUT_MS); a request still arriving on an open connection gets 503
- *     `shutting_down` with Retry-After (app.ts);
+ *     call may take PROVIDER_TIMEOUT_MS), each connection ended as soon as it is idle; a request
+ *     still arriving on an open connection gets 503 `shutting_down` with Retry-After (app.ts);
  *  3. ShutdownService's stages: webhook apply queue, outbox pass and audit sealer, pg-boss, then the pools.
  * A second signal during the delay cuts the delay short; the order stays the same.
  * Used by main.ts only (tests close their apps directly).
@@ -32,7 +35,17 @@ export function stopOnSignals(app: NestFastifyApplication, delayMs: number): voi
       };
     });
     shutdown.enter('closing');
-    await app.close();
+    // Node's close() ends the connections idle at that moment; one busy with a request that was
+    // running before the stop signal (so answered without `Connection: close`) would then stay
+    // open, kept alive by the load balancer, and hold the close for as long (30 s and more seen in
+    // bench:cluster). Ended as soon as it is idle instead.
+    const server = app.getHttpServer();
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    try {
+      await app.close();
+    } finally {
+      clearInterval(sweep);
+    }
     logger.log({ shutdown: 'complete' }, 'shutdown: complete');
   };
   for (const signal of STOP_SIGNALS) {

@@ -118,6 +118,23 @@ describe('Health and Collections repositories on a real database', () => {
     await expect(world.moduleRef.get(HealthRepository).ping()).resolves.toBeUndefined();
   });
 
+  it("HealthRepository.ping answers on its own connection while every connection of Prisma's pool is busy", async () => {
+    const busy = await mediumWorld([HealthRepository], { DATABASE_POOL_SIZE: 1 });
+    try {
+      const health = busy.moduleRef.get(HealthRepository);
+      await health.ping(); // the probe's connection is open
+      // The pool's one connection, for 3 s (`then` sends it: a Prisma query runs when awaited).
+      const held = busy.prisma.$queryRaw`SELECT 1 AS one FROM pg_sleep(3)`.then(() => undefined);
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      await health.ping();
+      expect(Date.now() - started).toBeLessThan(1500);
+      await held;
+    } finally {
+      await busy.close();
+    }
+  });
+
   it('CollectionsRepository finds the ledger row id of a collection by its provider id, null for none', async () => {
     const customer = await world.prisma.customer.create({
       data: { providerId: `cus-${randomUUID()}`, email: `c-${randomUUID()}@example.test` },
