@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DatabaseError } from 'pg';
 import { PrismaService } from '../database/prisma.service';
 import { Prisma, type WebhookEvent } from '../generated/prisma/client';
 
@@ -36,6 +37,8 @@ const WEBHOOK_EVENT_COLUMNS = Prisma.sql`id, dedupe_key AS "dedupeKey", event, p
  * unavailable: such a row can never be stored, and retrying it is pointless.
  */
 export function isDataError(error: unknown): boolean {
+  // Statements sent through node-postgres (PrismaService.pool) fail with its DatabaseError.
+  if (error instanceof DatabaseError) return /^(22|54)/.test(error.code ?? '');
   if (!(error instanceof Prisma.PrismaClientKnownRequestError)) return false;
   const meta = error.meta as { driverAdapterError?: { cause?: { originalCode?: string; code?: string } } } | undefined;
   const cause = meta?.driverAdapterError?.cause;
@@ -71,13 +74,13 @@ export class InboxRepository {
           `"signature_header":${JSON.stringify(v.signatureHeader)},"headers":${v.headersJson}}`,
       )
       .join(',')}]`;
-    const inserted = await this.prisma.$queryRaw<Array<{ id: string; receivedAt: Date }>>`
+    const inserted = await this.prisma.sql<{ id: string; receivedAt: Date }>(Prisma.sql`
       INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, headers)
       SELECT id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, headers
       FROM json_to_recordset(${document}::json) AS r(id uuid, dedupe_key text, event text, provider_id text,
         reference text, raw_body text, payload jsonb, signature_header text, headers jsonb)
       ON CONFLICT (dedupe_key) DO NOTHING
-      RETURNING id, received_at AS "receivedAt"`;
+      RETURNING id, received_at AS "receivedAt"`);
     const byId = new Map(rows.map((row) => [row.id, row.values]));
     return inserted.map(({ id, receivedAt }) => {
       const v = byId.get(id) as InboxInsert;
@@ -103,7 +106,9 @@ export class InboxRepository {
 
   /** Marks events `ids` due at `now` (left in the inbox by a full apply queue, taken later by `claimDue`). */
   async markDue(ids: string[], now: Date): Promise<void> {
-    await this.prisma.$executeRaw`UPDATE webhook_events SET next_attempt_at = ${now} WHERE id = ANY(${ids}::uuid[])`;
+    await this.prisma.sql(
+      Prisma.sql`UPDATE webhook_events SET next_attempt_at = ${now} WHERE id = ANY(${ids}::uuid[])`,
+    );
   }
 
   /**
@@ -122,13 +127,13 @@ export class InboxRepository {
         next_attempt_at: r.nextAttemptAt,
       })),
     );
-    await this.prisma.$executeRaw`
+    await this.prisma.sql(Prisma.sql`
       UPDATE webhook_events w
       SET outcome = o.outcome, error = o.error, processed_at = o.processed_at, attempts = o.attempts,
           next_attempt_at = o.next_attempt_at
       FROM json_to_recordset(${document}::json)
         AS o(id uuid, outcome text, error text, processed_at timestamptz, attempts int, next_attempt_at timestamptz)
-      WHERE w.id = o.id`;
+      WHERE w.id = o.id`);
   }
 
   /**
@@ -146,7 +151,7 @@ export class InboxRepository {
     notProcessedSince: Date | null;
   }): Promise<WebhookEvent[]> {
     const { now, staleBefore, leaseUntil, limit, notProcessedSince } = opts;
-    return this.prisma.$queryRaw<WebhookEvent[]>`
+    return this.prisma.sql<WebhookEvent>(Prisma.sql`
       UPDATE webhook_events SET next_attempt_at = ${leaseUntil}
       WHERE id IN (
         SELECT id FROM webhook_events
@@ -157,6 +162,6 @@ export class InboxRepository {
         ORDER BY received_at
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED)
-      RETURNING ${WEBHOOK_EVENT_COLUMNS}`;
+      RETURNING ${WEBHOOK_EVENT_COLUMNS}`);
   }
 }
