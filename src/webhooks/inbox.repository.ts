@@ -49,7 +49,9 @@ export function isDataError(error: unknown): boolean {
 /**
  * The inbox of provider callbacks (`webhook_events`): storing each once, recording what its
  * application did, and leasing the events due for another attempt. The only code that touches
- * the table (InboxWriter batches the inserts; WebhooksService decides what happens).
+ * the table (InboxWriter batches the inserts; WebhooksService decides what happens). Every
+ * statement here is on the callbacks' hot path and goes through node-postgres (PrismaService.sql,
+ * on Prisma's own connections), without Prisma's per-query cost.
  */
 @Injectable()
 export class InboxRepository {
