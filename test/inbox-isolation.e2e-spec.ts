@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { PrismaService } from '../src/database/prisma.service';
+import { LedgerService } from '../src/transactions/ledger.service';
 import { InboxWriter } from '../src/webhooks/inbox-writer';
 import { type InboxInsert, InboxRepository, isDataError } from '../src/webhooks/inbox.repository';
 import { signWebhook } from '../src/webhooks/signature';
@@ -143,6 +145,107 @@ describe('inbox isolation and recovery throughput (e2e)', () => {
     expect(n).toBe(49);
     // Not events the gateway knows: out of the way of the recovery test below.
     await h.db.query(`DELETE FROM webhook_events WHERE event = 'test.group'`);
+  });
+
+  describe('a batch of stored events applied together', () => {
+    /** Stores `events` as a dead process leaves them (pending), in this order, and reads them back as the apply queue gets them. */
+    async function stored(prefix: string, events: Array<{ event: string; data: Record<string, unknown> }>) {
+      for (const [i, body] of events.entries()) {
+        const text = JSON.stringify(body);
+        await h.db.query(
+          `INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, received_at)
+           VALUES (gen_random_uuid(), $1, $2, $3, $4, $5::text, $5::jsonb, 'x-brails-signature', now() - interval '5 minutes' + $6 * interval '1 millisecond')`,
+          [`${prefix}-${i}`, body.event, body.data.id ?? null, body.data.reference ?? null, text, i],
+        );
+      }
+      return h.app
+        .get(PrismaService)
+        .webhookEvent.findMany({ where: { dedupeKey: { startsWith: `${prefix}-` } }, orderBy: { receivedAt: 'asc' } });
+    }
+    const payoutRow = async (providerId: string) =>
+      (
+        await h.db.query<{ id: string; status: string; failure_reason: string | null }>(
+          'SELECT id, status, failure_reason FROM transactions WHERE provider_id = $1',
+          [providerId],
+        )
+      )[0];
+    const moves = (transactionId: string) =>
+      h.db.query<{ from: string; to: string }>(
+        `SELECT "from", "to" FROM transaction_status_changes WHERE transaction_id = $1 AND source = 'webhook' ORDER BY id`,
+        [transactionId],
+      );
+    /** Every outcome the batch path and the one-by-one path decide, in one batch, in the order received. */
+    const mixed = (p: string) => [
+      { event: 'payout.transfer.success', data: { id: `${p}-po-1`, status: 'success' } },
+      // A second event for the same payout in the same batch: applied after the first, so refused.
+      { event: 'payout.transfer.failed', data: { id: `${p}-po-1`, status: 'failed', reason: 'late' } },
+      { event: 'payout.transfer.success', data: { id: `${p}-po-2`, status: 'success' } },
+      { event: 'payout.transfer.success', data: { id: `${p}-nobody`, status: 'success' } },
+      { event: 'payout.transfer.failed', data: { reference: `${p}-ref-3`, status: 'failed', reason: 'no funds' } },
+      { event: 'test.batch.unknown', data: { id: `${p}-x` } },
+      { event: 'payout.transfer.success', data: { id: `${p}-po-4`, status: 'success' } },
+    ];
+
+    async function expectMixedOutcomes(p: string, rows: Array<{ id: string }>, outcomes: string[]) {
+      expect(outcomes).toEqual(['applied', 'refused', 'unchanged', 'unmatched', 'applied', 'unhandled', 'refused']);
+      const inbox = await h.db.query<{
+        id: string;
+        outcome: string;
+        attempts: number;
+        error: string | null;
+        due: boolean;
+      }>(
+        `SELECT id, outcome, attempts, error, next_attempt_at IS NOT NULL AS due FROM webhook_events WHERE dedupe_key LIKE $1 || '-%' ORDER BY received_at`,
+        [p],
+      );
+      expect(inbox.map((r) => r.id)).toEqual(rows.map((r) => r.id));
+      expect(inbox.map((r) => [r.outcome, r.attempts, r.due])).toEqual([
+        ['applied', 1, false],
+        ['refused', 1, false],
+        ['unchanged', 1, false],
+        ['unmatched', 1, true],
+        ['applied', 1, false],
+        ['unhandled', 1, false],
+        ['refused', 1, false],
+      ]);
+      expect(inbox[1].error).toMatch(/is success: payout.transfer.failed would move it to failed/);
+      expect(inbox[6].error).toMatch(/is needs_review/);
+      const first = await payoutRow(`${p}-po-1`);
+      expect(first.status).toBe('success');
+      expect(await moves(first.id)).toEqual([{ from: 'pending', to: 'success' }]);
+      expect(await moves((await payoutRow(`${p}-po-2`)).id)).toEqual([]);
+      const third = await payoutRow(`${p}-po-3`);
+      expect(third).toMatchObject({ status: 'failed', failure_reason: 'no funds' });
+      expect(await moves(third.id)).toEqual([{ from: 'pending', to: 'failed' }]);
+      expect((await payoutRow(`${p}-po-4`)).status).toBe('needs_review');
+    }
+
+    async function seedMixed(p: string) {
+      await seedPayouts(p, 4);
+      await h.db.query(`UPDATE transactions SET status = 'success' WHERE provider_id = $1`, [`${p}-po-2`]);
+      await h.db.query(`UPDATE transactions SET status = 'needs_review' WHERE provider_id = $1`, [`${p}-po-4`]);
+    }
+
+    it('decides each event as it would alone, in the order received', async () => {
+      await seedMixed('mix');
+      const rows = await stored('mix', mixed('mix'));
+      const outcomes = await h.app.get(WebhooksService).processBatch(rows);
+      await expectMixedOutcomes('mix', rows, outcomes);
+    });
+
+    it('applies each event on its own when the batch statement fails: the same outcomes', async () => {
+      await seedMixed('fall');
+      const rows = await stored('fall', mixed('fall'));
+      const ledger = h.app.get(LedgerService);
+      const failing = jest.spyOn(ledger, 'transitionMany').mockRejectedValueOnce(new Error('deadlock detected'));
+      try {
+        const outcomes = await h.app.get(WebhooksService).processBatch(rows);
+        expect(failing).toHaveBeenCalledTimes(1);
+        await expectMixedOutcomes('fall', rows, outcomes);
+      } finally {
+        failing.mockRestore();
+      }
+    });
   });
 
   it('recovers 4,000 events left pending by a dead process: two instances drain them, each applied exactly once', async () => {

@@ -8,9 +8,11 @@ type Db = Prisma.TransactionClient | PrismaService;
 /**
  * SQL condition on `webhook_subscriptions s`: active, and taking `eventType` (naming it, or naming
  * no type at all). The one statement of who receives an event, also used inside the ledger's move.
+ * `eventType` is the type itself, or an SQL expression of type text (a column of a batch's rows).
  */
-export function subscribedTo(eventType: string): Prisma.Sql {
-  return Prisma.sql`s.disabled_at IS NULL AND (cardinality(s.event_types) = 0 OR ${eventType}::text = ANY(s.event_types))`;
+export function subscribedTo(eventType: string | Prisma.Sql): Prisma.Sql {
+  const type = typeof eventType === 'string' ? Prisma.sql`${eventType}::text` : eventType;
+  return Prisma.sql`s.disabled_at IS NULL AND (cardinality(s.event_types) = 0 OR ${type} = ANY(s.event_types))`;
 }
 
 /** A message taken for one delivery attempt, with what is needed to send it. */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma, Transaction } from '../generated/prisma/client';
+import type { LedgerRow } from '../transactions/ledger-row';
 import { toTransactionEventData } from '../transactions/transaction.mapper';
 import {
   type GatewayEventType,
@@ -47,7 +48,7 @@ export class OutboxService {
    * timestamp, data}`), or null when that status has none. For LedgerService's one-statement move,
    * which writes the outbox messages in the same SQL statement as the move.
    */
-  ledgerEvent(row: Transaction): GatewayEvent<TransactionEventData> | null {
+  ledgerEvent(row: LedgerRow): GatewayEvent<TransactionEventData> | null {
     const type = ledgerEventType(row.kind, row.status);
     return type ? { type, timestamp: new Date().toISOString(), data: toTransactionEventData(row) } : null;
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { types as pgTypes } from 'pg';
 import { afterCursor } from '../common/pagination';
 import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import {
@@ -10,7 +11,7 @@ import {
   type TransactionStatus,
 } from '../generated/prisma/client';
 import { subscribedTo } from '../outbound/outbox.service';
-import { LEDGER_ROW_COLUMNS } from './ledger-row';
+import { LEDGER_ROW_COLUMNS, type LedgerRow } from './ledger-row';
 
 type Tx = Prisma.TransactionClient;
 
@@ -397,4 +398,116 @@ export class LedgerRepository {
       select: { reference: true, providerId: true },
     });
   }
+
+  // ---- Many rows at once (provider callbacks applied in batches: WebhooksService). These statements
+  // go through node-postgres (PrismaService.sql, the same connections): Prisma's own cost per raw
+  // statement is several times the statement's. Rows read are typed as Prisma reads them (LEDGER_ROW_TYPES).
+
+  /**
+   * For each `{providerId, reference}` of `keys`, in order: the row of `kind` matched by the
+   * provider's id, else by the reference (the provider id wins when both match different rows), as
+   * `findByProviderIdOrReference` would find it, without `providerPayload`; null when nothing
+   * matches or neither is given. One statement for all of them.
+   */
+  async findManyByProviderIdOrReference(
+    kind: TransactionKind,
+    keys: Array<{ providerId: string | null; reference: string | null }>,
+  ): Promise<Array<LedgerRow | null>> {
+    if (keys.length === 0) return [];
+    const rows = await this.prisma.sql<LedgerRow & { ord: bigint }>(
+      Prisma.sql`
+      SELECT k.ord, t.* FROM unnest(${keys.map((k) => k.providerId)}::text[], ${keys.map((k) => k.reference)}::text[])
+        WITH ORDINALITY AS k(provider_id, reference, ord)
+      CROSS JOIN LATERAL (
+        SELECT ${Prisma.raw(LEDGER_ROW_COLUMNS)} FROM transactions t
+        WHERE t.kind = ${kind}::"TransactionKind" AND (t.provider_id = k.provider_id OR t.reference = k.reference)
+        ORDER BY (t.provider_id = k.provider_id) DESC NULLS LAST
+        LIMIT 1) t`,
+      LEDGER_ROW_TYPES,
+    );
+    const found: Array<LedgerRow | null> = keys.map(() => null);
+    for (const { ord, ...row } of rows) found[Number(ord) - 1] = row;
+    return found;
+  }
+
+  /**
+   * Claim "move each row once, if its status is one of its `from`", for many rows in ONE SQL
+   * statement (a CTE), as `moveIfFrom` does for one: lock the rows (FOR UPDATE, in id order, so
+   * two such statements never deadlock), move each whose current status (read under the lock) is in
+   * its `from` list to its `to` (setting `updated_at`, `completed_at` when `final`, and
+   * `failure_reason` when given), write each moved row's history entry (with the status it left and
+   * its own `payload`) and insert its `event` (when given) into the outbox for every active
+   * subscription taking its type — atomically: all of it, or nothing when the statement fails.
+   * Ids must be distinct. The moves travel as one JSON text parameter (per-row parameters cost the
+   * client far more). Returns the ids of the rows moved; a row not among them did not move (no such
+   * row, or its status is not in its `from`: refused, or moved first by another caller).
+   */
+  async moveManyIfFrom(
+    moves: Array<{
+      id: string;
+      from: TransactionStatus[];
+      to: TransactionStatus;
+      final: boolean;
+      failureReason: string | null;
+      payload: Prisma.InputJsonValue | undefined;
+      event: LedgerEventMessage | null;
+    }>,
+    common: { now: Date; source: StatusChangeSource; actorId: string | null },
+  ): Promise<Set<string>> {
+    if (moves.length === 0) return new Set();
+    const { now, source, actorId } = common;
+    const document = JSON.stringify(
+      moves.map((m) => ({
+        id: m.id,
+        from_list: m.from,
+        to_status: m.to,
+        final: m.final,
+        failure_reason: m.failureReason,
+        payload: m.payload ?? null,
+        event_type: m.event?.type ?? null,
+        event: m.event,
+      })),
+    );
+    const rows = await this.prisma.sql<{ id: string }>(Prisma.sql`
+      WITH input AS (
+        SELECT * FROM json_to_recordset(${document}::json)
+          AS i(id uuid, from_list text[], to_status text, final boolean, failure_reason text, payload jsonb,
+               event_type text, event jsonb)),
+      cur AS (
+        SELECT t.id, t.status FROM transactions t
+        WHERE t.id IN (SELECT id FROM input)
+        ORDER BY t.id
+        FOR UPDATE),
+      upd AS (
+        UPDATE transactions t
+        SET status = i.to_status::"TransactionStatus",
+            updated_at = ${now},
+            completed_at = CASE WHEN i.final THEN ${now}::timestamptz ELSE t.completed_at END,
+            failure_reason = COALESCE(i.failure_reason, t.failure_reason)
+        FROM cur JOIN input i ON i.id = cur.id
+        WHERE t.id = cur.id AND cur.status::text = ANY(i.from_list)
+        RETURNING t.id, cur.status AS previous_status),
+      history AS (
+        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, payload, actor_id)
+        SELECT upd.id, upd.previous_status, i.to_status::"TransactionStatus", ${source}::"StatusChangeSource", ${now},
+               i.payload, ${actorId}::uuid
+        FROM upd JOIN input i ON i.id = upd.id),
+      outbox AS (
+        INSERT INTO outbox_messages (id, subscription_id, event_type, payload)
+        SELECT gen_random_uuid(), s.id, i.event_type, i.event
+        FROM upd JOIN input i ON i.id = upd.id, webhook_subscriptions s
+        WHERE i.event_type IS NOT NULL AND ${subscribedTo(Prisma.sql`i.event_type`)})
+      SELECT id FROM upd`);
+    return new Set(rows.map((row) => row.id));
+  }
 }
+
+/** Column types as Prisma reads them, for ledger rows read through node-postgres: int8 → bigint, numeric → Decimal. */
+const LEDGER_ROW_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === 20
+      ? (value: string) => BigInt(value)
+      : oid === 1700
+        ? (value: string) => new Prisma.Decimal(value)
+        : (pgTypes.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pgTypes.getTypeParser,
+};

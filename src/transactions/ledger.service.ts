@@ -22,6 +22,7 @@ import type {
 } from '../generated/prisma/client';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
+import type { LedgerRow } from './ledger-row';
 import { LedgerRepository, MOVED, patchFitsOneStatement, withAnswer } from './ledger.repository';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
@@ -430,5 +431,80 @@ export class LedgerService {
     const row = await this.repository.find(id, db);
     if (!row) throw new NotFoundError('Transaction', id);
     return row;
+  }
+
+  // ---- Many rows at once: provider callbacks applied in batches (WebhooksService) ----
+
+  /**
+   * `findByProviderIdOrReference` for many events in one statement: for each `{providerId,
+   * reference}` of `keys`, in order, the row of `kind` it names (the provider id wins), or null.
+   * Rows are read without a lock and without `providerPayload`.
+   */
+  findManyByProviderIdOrReference(
+    kind: TransactionKind,
+    keys: Array<{ providerId: string | null; reference: string | null }>,
+  ): Promise<Array<LedgerRow | null>> {
+    return this.repository.findManyByProviderIdOrReference(kind, keys);
+  }
+
+  /**
+   * Many `transition`s at once, each deciding as the one-statement move does (no caller
+   * transaction; the only field set besides the status is `failureReason`): `moves[i].before` is
+   * the row as just read without a lock (`findManyByProviderIdOrReference`), from which the gateway
+   * event is built. Returns, per move in order: `applied` (moved, with its history entry and outbox
+   * messages, all moves in ONE SQL statement: LedgerRepository.moveManyIfFrom), `unchanged` (already
+   * at `to` and no `failureReason` to set: a duplicate, nothing written), or null when this path
+   * cannot decide — a move the state machine refuses from the status read, a row whose status
+   * changed before its lock, a duplicate with a `failureReason`, a second move of a row already in
+   * the list, or a `manual` source: the caller then calls `transition` for it, which says which.
+   * @throws whatever the statement throws (nothing was moved then).
+   */
+  async transitionMany(
+    moves: Array<{
+      before: LedgerRow;
+      to: TransactionStatus;
+      failureReason?: string;
+      payload?: Prisma.InputJsonValue;
+    }>,
+    source: StatusChangeSource,
+  ): Promise<Array<'applied' | 'unchanged' | null>> {
+    const results: Array<'applied' | 'unchanged' | null> = moves.map(() => null);
+    if (source === 'manual') return results;
+    const now = new Date();
+    const actorId = apiActor(source);
+    const seen = new Set<string>();
+    const planned: Array<{ index: number; id: string }> = [];
+    const statement: Parameters<LedgerRepository['moveManyIfFrom']>[0] = [];
+    moves.forEach(({ before, to, failureReason, payload }, index) => {
+      if (seen.has(before.id)) return;
+      seen.add(before.id);
+      if (before.status === to) {
+        if (failureReason === undefined) results[index] = 'unchanged';
+        return;
+      }
+      const from = movableFrom(before.kind, to, source);
+      if (!from.includes(before.status)) return;
+      const final = FINAL_STATUSES.includes(to);
+      const after: LedgerRow = {
+        ...before,
+        status: to,
+        updatedAt: now,
+        completedAt: final ? now : before.completedAt,
+        failureReason: failureReason ?? before.failureReason,
+      };
+      planned.push({ index, id: before.id });
+      statement.push({
+        id: before.id,
+        from,
+        to,
+        final,
+        failureReason: failureReason ?? null,
+        payload,
+        event: this.outbox.ledgerEvent(after),
+      });
+    });
+    const moved = await this.repository.moveManyIfFrom(statement, { now, source, actorId });
+    for (const { index, id } of planned) if (moved.has(id)) results[index] = 'applied';
+    return results;
   }
 }

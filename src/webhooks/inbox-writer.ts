@@ -19,10 +19,13 @@ const ROW_BY_ROW_CONCURRENCY = 8;
  * Under load this turns hundreds of commits a second into a few dozen larger ones. A batch whose
  * statement fails is inserted again row by row (ROW_BY_ROW_CONCURRENCY at a time), so one row the
  * database refuses fails alone and its neighbours are stored. The SQL is InboxRepository.insertMany.
+ * Events a full apply queue leaves in the inbox are marked due in groups too (`markDue`).
  */
 export class InboxWriter {
   private waiting: Waiting[] = [];
   private running = 0;
+  private dueWaiting: Array<{ id: string; resolve: () => void; reject: (error: unknown) => void }> = [];
+  private markingDue = false;
 
   /**
    * @param maxConcurrent inserts in flight at once (each takes a pool connection).
@@ -40,6 +43,38 @@ export class InboxWriter {
       this.waiting.push({ id: randomUUID(), values, resolve, reject });
       this.flush();
     });
+  }
+
+  /**
+   * Marks event `id` due now (InboxRepository.markDue), grouped the same way: one statement at a
+   * time, the ids arriving meanwhile marked together by the next. Resolves once it is written.
+   */
+  markDue(id: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.dueWaiting.push({ id, resolve, reject });
+      void this.flushDue();
+    });
+  }
+
+  private async flushDue(): Promise<void> {
+    if (this.markingDue) return;
+    this.markingDue = true;
+    try {
+      while (this.dueWaiting.length > 0) {
+        const batch = this.dueWaiting.splice(0, this.maxBatch);
+        try {
+          await this.repository.markDue(
+            batch.map((waiting) => waiting.id),
+            new Date(),
+          );
+          for (const waiting of batch) waiting.resolve();
+        } catch (error) {
+          for (const waiting of batch) waiting.reject(error);
+        }
+      }
+    } finally {
+      this.markingDue = false;
+    }
   }
 
   private flush(): void {

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import * as fastq from 'fastq';
 import { CollectionsService } from '../collections/collections.service';
 import { type BackoffSchedule, backoffDelayMs } from '../common/backoff';
 import { DomainError, ErrorCode } from '../common/errors';
@@ -13,8 +12,9 @@ import { ShutdownService } from '../lifecycle/shutdown.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { maskCardNumbers, stripCardSecrets } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
+import { ApplyQueue } from './apply-queue';
 import { InboxWriter } from './inbox-writer';
-import { InboxRepository, isDataError } from './inbox.repository';
+import { type InboxOutcome, InboxRepository, isDataError } from './inbox.repository';
 import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
 
 export type { WebhookOutcome } from './webhook-handlers';
@@ -74,6 +74,13 @@ const INBOX_LEASE_MS = 5 * 60_000;
 /** Inbox events a recovery pass leases at once (no more than the apply queue has room for). */
 export const RECOVERY_BATCH = 500;
 
+/**
+ * Events one run of the apply queue applies at most: payout events of a batch are matched in one
+ * statement and moved in one (LedgerService.transitionMany), and the batch's outcomes are recorded
+ * in one; under load the queue fills batches, when quiet each event runs at once on its own.
+ */
+export const APPLY_BATCH = 100;
+
 /** The inbox's schedule for the one backoff rule (src/common/backoff.ts): 30 s doubling, capped at 1 h, ±20 %. */
 const INBOX_BACKOFF: BackoffSchedule = {
   stepsMs: [30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000, 3_600_000],
@@ -116,7 +123,7 @@ function keyPart(value: unknown): string {
 export class WebhooksService implements OnModuleInit {
   private readonly logger = new Logger('Webhooks');
 
-  private readonly queue: fastq.queueAsPromised<WebhookEvent, WebhookOutcome>;
+  private readonly queue: ApplyQueue<WebhookEvent, WebhookOutcome>;
   /** Events were left in the inbox because the queue was full. */
   private overflowed = false;
   private pumping = false;
@@ -134,11 +141,12 @@ export class WebhooksService implements OnModuleInit {
     private readonly metrics: MetricsService,
     shutdown: ShutdownService,
   ) {
-    this.queue = fastq.promise(
-      (row: WebhookEvent) => this.process(row),
+    this.queue = new ApplyQueue(
+      (rows: WebhookEvent[]) => this.processBatch(rows),
       config.get('WEBHOOK_APPLY_CONCURRENCY', { infer: true }),
+      APPLY_BATCH,
     );
-    this.queue.drain = () => void this.pump();
+    this.queue.onIdle = () => void this.pump();
     this.queueLimit = config.get('WEBHOOK_APPLY_QUEUE_LIMIT', { infer: true });
     this.inbox = new InboxWriter(repository);
     metrics.webhookQueueDepth = () => this.queue.length() + this.queue.running();
@@ -222,15 +230,17 @@ export class WebhooksService implements OnModuleInit {
     }
     if (!row) return { duplicate: true, outcome: 'pending' };
     if (this.config.get('WEBHOOK_APPLY', { infer: true }) === 'inline') {
-      return { duplicate: false, outcome: await this.process(row) };
+      return { duplicate: false, outcome: await this.queue.push(row) };
     }
     if (this.queue.length() < this.queueLimit) {
       this.enqueue(row);
     } else {
-      // Past this bound an event waits in the inbox, marked due, instead of in memory; the queue
-      // takes such events from the database in batches once it has room (`pump`).
-      await this.repository.markDue(row.id, new Date());
+      // Past this bound an event waits in the inbox, marked due (grouped with the others arriving
+      // meanwhile), instead of in memory; the queue takes such events from the database in batches
+      // once it has room (`pump`), at once if it has emptied meanwhile.
+      await this.inbox.markDue(row.id);
       this.overflowed = true;
+      if (this.queue.idle()) void this.pump();
     }
     return { duplicate: false, outcome: 'pending' };
   }
@@ -294,40 +304,112 @@ export class WebhooksService implements OnModuleInit {
   }
 
   /**
-   * Applies one stored event and records the outcome on its inbox row. A `failed` application is
-   * scheduled again with backoff (`nextAttemptAt`, see `retryDelayMs`) until MAX_INBOX_ATTEMPTS,
-   * then stays `failed` with its error and no next attempt: visible, never lost. An `unmatched`
-   * event is retried by reconciliation on the same schedule. A ledger event the row's state machine
-   * refuses (e.g. a deposit for a collection already `failed`) stays `refused` with an error naming
-   * the row and its status, logged at warn: never retried, never dropped.
+   * Applies one stored event and records the outcome on its inbox row (`processBatch` of one).
    */
   async process(row: WebhookEvent): Promise<WebhookOutcome> {
-    let outcome: WebhookOutcome;
-    let error: string | null = null;
+    return (await this.processBatch([row]))[0];
+  }
+
+  /**
+   * Applies stored events, in order, and records each outcome on its inbox row (one statement for
+   * the batch, after every effect has committed). Payout events go together (`applyPayouts`: one
+   * statement matching them, one moving them); any other event, and any payout event that path
+   * cannot decide, is applied on its own afterwards in arrival order (`applyOne`), so two events
+   * about one ledger row apply in the order received. A `failed` application is scheduled again
+   * with backoff (`nextAttemptAt`, see `retryDelayMs`) until MAX_INBOX_ATTEMPTS, then stays `failed`
+   * with its error and no next attempt: visible, never lost. An `unmatched` event is retried by
+   * reconciliation on the same schedule. A ledger event the row's state machine refuses (e.g. a
+   * deposit for a collection already `failed`) stays `refused` with an error naming the row and its
+   * status, logged at warn: never retried, never dropped. Returns the outcomes in order.
+   * @throws when the outcomes cannot be recorded (the database is gone): the events stay `pending`
+   * (or leased) in the inbox and a recovery pass applies them again (as duplicates if their effect committed).
+   */
+  async processBatch(rows: WebhookEvent[]): Promise<WebhookOutcome[]> {
+    const results: Array<{ outcome: WebhookOutcome; error: string | null } | undefined> = rows.map(() => undefined);
     try {
-      outcome = await this.apply(row);
-    } catch (e) {
-      error = e instanceof Error ? e.message : String(e);
-      if (e instanceof RefusedEventError) {
-        outcome = 'refused';
-        this.logger.warn({ event: row.event, inboxId: row.id, error }, 'webhook refused by the state machine');
-      } else {
-        outcome = 'failed';
-        this.logger.error({ event: row.event, inboxId: row.id, error }, 'webhook processing failed');
-      }
+      await this.applyPayouts(rows, results);
+    } catch (error) {
+      // Nothing of the statement that failed was written: each event is applied on its own below.
+      this.logger.warn({ events: rows.length, error: (error as Error).message }, 'batch apply failed; one by one');
     }
-    // Event names without a handler are counted together: a label per unknown name would grow without bound.
-    this.metrics.webhookEventsProcessed.inc({ event: outcome === 'unhandled' ? 'other' : row.event, outcome });
-    const attempts = row.attempts + 1;
-    const retry = (outcome === 'failed' || outcome === 'unmatched') && attempts < MAX_INBOX_ATTEMPTS;
-    await this.repository.recordOutcome(row.id, {
-      outcome,
-      error,
-      processedAt: new Date(),
-      attempts,
-      nextAttemptAt: retry ? new Date(Date.now() + retryDelayMs(attempts)) : null,
+    for (let i = 0; i < rows.length; i++) results[i] ??= await this.applyOne(rows[i]);
+    const processedAt = new Date();
+    const outcomes: Array<InboxOutcome & { id: string }> = rows.map((row, i) => {
+      const { outcome, error } = results[i] as { outcome: WebhookOutcome; error: string | null };
+      // Event names without a handler are counted together: a label per unknown name would grow without bound.
+      this.metrics.webhookEventsProcessed.inc({ event: outcome === 'unhandled' ? 'other' : row.event, outcome });
+      const attempts = row.attempts + 1;
+      const retry = (outcome === 'failed' || outcome === 'unmatched') && attempts < MAX_INBOX_ATTEMPTS;
+      return {
+        id: row.id,
+        outcome,
+        error,
+        processedAt,
+        attempts,
+        nextAttemptAt: retry ? new Date(processedAt.getTime() + retryDelayMs(attempts)) : null,
+      };
     });
-    return outcome;
+    await this.repository.recordOutcomes(outcomes);
+    return outcomes.map((result) => result.outcome as WebhookOutcome);
+  }
+
+  /** Applies one event through its handler: its outcome, or `refused` / `failed` with the error (logged). */
+  private async applyOne(row: WebhookEvent): Promise<{ outcome: WebhookOutcome; error: string | null }> {
+    try {
+      return { outcome: await this.apply(row), error: null };
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      if (e instanceof RefusedEventError) {
+        this.logger.warn({ event: row.event, inboxId: row.id, error }, 'webhook refused by the state machine');
+        return { outcome: 'refused', error };
+      }
+      this.logger.error({ event: row.event, inboxId: row.id, error }, 'webhook processing failed');
+      return { outcome: 'failed', error };
+    }
+  }
+
+  /**
+   * The payout events of `rows` (payout.transfer.success|failed), applied together: their ledger
+   * rows matched in one statement (by provider id, else reference, as `matchTransaction`), and every
+   * move the state machine allows from the status read made in one statement
+   * (LedgerService.transitionMany: history entries and outbox messages included). Sets `results[i]`
+   * for the events decided here: `unmatched` (no such payout yet), `applied`, `unchanged` (a
+   * duplicate). The others (a move refused, a row moved meanwhile, a second event for a row already
+   * in the batch) are left undecided for `applyOne`, which applies them in order after this.
+   * @throws when a statement fails (nothing of that statement is written; the events stay undecided).
+   */
+  private async applyPayouts(
+    rows: WebhookEvent[],
+    results: Array<{ outcome: WebhookOutcome; error: string | null } | undefined>,
+  ): Promise<void> {
+    const payouts = rows.flatMap((row, index) => (LEDGER_EVENTS[row.event]?.kind === 'payout' ? [{ row, index }] : []));
+    if (payouts.length === 0) return;
+    const found = await this.ledger.findManyByProviderIdOrReference(
+      'payout',
+      payouts.map(({ row }) => ({ providerId: row.providerId, reference: row.reference })),
+    );
+    const moves: Parameters<LedgerService['transitionMany']>[0] = [];
+    const moved: number[] = [];
+    payouts.forEach(({ row, index }, k) => {
+      const before = found[k];
+      if (!before) {
+        results[index] = { outcome: 'unmatched', error: null };
+        return;
+      }
+      const { to } = LEDGER_EVENTS[row.event];
+      const data = (row.payload as { data?: Record<string, unknown> }).data ?? {};
+      moves.push({
+        before,
+        to,
+        failureReason: to === 'failed' && typeof data.reason === 'string' ? data.reason : undefined,
+        payload: row.payload as Prisma.InputJsonValue,
+      });
+      moved.push(index);
+    });
+    const outcomes = await this.ledger.transitionMany(moves, 'webhook');
+    outcomes.forEach((outcome, k) => {
+      if (outcome) results[moved[k]] = { outcome, error: null };
+    });
   }
 
   /**

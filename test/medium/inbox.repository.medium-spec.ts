@@ -56,6 +56,10 @@ describe('InboxRepository on a real database', () => {
     expect(inserted.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort());
     expect(inserted[0]).toMatchObject({ outcome: 'pending', attempts: 0, processedAt: null, nextAttemptAt: null });
     expect(inserted[0].payload).toEqual({ event: 'payout.transfer.success', data: { id: 'x' } });
+    // The rows returned (built from the values given) are the rows stored, column for column.
+    for (const row of inserted) {
+      expect(row).toEqual(await world.prisma.webhookEvent.findUniqueOrThrow({ where: { id: row.id } }));
+    }
   });
 
   it('insertMany claim: an event whose dedupe key is stored already is not inserted again (nor returned)', async () => {
@@ -85,37 +89,39 @@ describe('InboxRepository on a real database', () => {
     expect(await world.db.query(`SELECT 1 FROM webhook_events WHERE dedupe_key = $1`, [good.dedupeKey])).toEqual([]);
   });
 
-  it('markDue and recordOutcome write the state columns of one event', async () => {
+  it('markDue and recordOutcomes write the state columns of the events named, each its own', async () => {
     const id = await stored({ outcome: 'pending' });
-    await repo.markDue(id, now);
-    expect((await world.prisma.webhookEvent.findUniqueOrThrow({ where: { id } })).nextAttemptAt).toEqual(now);
+    const other = await stored({ outcome: 'pending' });
+    const untouched = await stored({ outcome: 'pending' });
+    await repo.markDue([id, other], now);
+    const read = (eventId: string) => world.prisma.webhookEvent.findUniqueOrThrow({ where: { id: eventId } });
+    expect((await read(id)).nextAttemptAt).toEqual(now);
+    expect((await read(other)).nextAttemptAt).toEqual(now);
+    expect((await read(untouched)).nextAttemptAt).toBeNull();
     const next = new Date(now.getTime() + 5_000);
-    await repo.recordOutcome(id, {
+    await repo.recordOutcomes([
+      { id, outcome: 'failed', error: 'boom', processedAt: now, attempts: 3, nextAttemptAt: next },
+      { id: other, outcome: 'unchanged', error: null, processedAt: next, attempts: 1, nextAttemptAt: null },
+    ]);
+    expect(await read(id)).toMatchObject({
       outcome: 'failed',
       error: 'boom',
       processedAt: now,
       attempts: 3,
       nextAttemptAt: next,
     });
-    expect(await world.prisma.webhookEvent.findUniqueOrThrow({ where: { id } })).toMatchObject({
-      outcome: 'failed',
-      error: 'boom',
-      processedAt: now,
-      attempts: 3,
-      nextAttemptAt: next,
-    });
-    await repo.recordOutcome(id, {
-      outcome: 'applied',
+    expect(await read(other)).toMatchObject({
+      outcome: 'unchanged',
       error: null,
-      processedAt: now,
-      attempts: 4,
+      processedAt: next,
+      attempts: 1,
       nextAttemptAt: null,
     });
-    expect(await world.prisma.webhookEvent.findUniqueOrThrow({ where: { id } })).toMatchObject({
-      outcome: 'applied',
-      error: null,
-      nextAttemptAt: null,
-    });
+    expect(await read(untouched)).toMatchObject({ outcome: 'pending', processedAt: null, attempts: 0 });
+    await repo.recordOutcomes([
+      { id, outcome: 'applied', error: null, processedAt: now, attempts: 4, nextAttemptAt: null },
+    ]);
+    expect(await read(id)).toMatchObject({ outcome: 'applied', error: null, nextAttemptAt: null });
   });
 
   describe('claimDue (claim: lease the due events once)', () => {
