@@ -2,8 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId, ownerFilter } from '../audit/ownership';
 import { afterCursor } from '../common/pagination';
-import { PrismaService } from '../database/prisma.service';
-import type { Beneficiary, Prisma } from '../generated/prisma/client';
+import { PRISMA_ROW_TYPES, PrismaService } from '../database/prisma.service';
+import { type Beneficiary, Prisma } from '../generated/prisma/client';
+
+/** Every column of `beneficiaries`, named as the Beneficiary type's fields, for a table aliased `b`. */
+const BENEFICIARY_COLUMNS = Prisma.raw(`b.id, b.provider_id AS "providerId", b.customer_id AS "customerId", b.country,
+  b.currency, b.type, b.destination, b.status, b.reference, b.created_by AS "createdBy", b.created_at AS "createdAt",
+  b.updated_at AS "updatedAt"`);
 
 /** Database access for beneficiaries. */
 @Injectable()
@@ -19,8 +24,16 @@ export class BeneficiariesRepository {
     });
   }
 
-  findById(id: string): Promise<Beneficiary | null> {
-    return this.prisma.beneficiary.findUnique({ where: { id } });
+  /**
+   * The beneficiary `id` (its destination as stored JSON), or null: one statement through
+   * node-postgres (PrismaService.sql; every payout create reads it), typed as Prisma reads it.
+   */
+  async findById(id: string): Promise<Beneficiary | null> {
+    const [row] = await this.prisma.sql<Beneficiary>(
+      Prisma.sql`SELECT ${BENEFICIARY_COLUMNS} FROM beneficiaries b WHERE b.id = ${id}::uuid`,
+      PRISMA_ROW_TYPES,
+    );
+    return row ?? null;
   }
 
   /** The beneficiary with provider id `providerId`, else the one with our `reference`; null without either. */

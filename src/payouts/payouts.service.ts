@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { recordAuditedChange } from '../audit/audit-chain';
+import { auditedChangeRecorded, auditedChangeSql, recordAuditedChange } from '../audit/audit-chain';
 import { ownedByCurrentClient } from '../audit/ownership';
 import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
 import { providerCallbackUrl } from '../common/callback-url';
@@ -229,17 +229,18 @@ export class PayoutsService {
    * ProviderAmountMismatchError (502) when the finalize answer states another amount → `needs_review`.
    */
   async confirm(id: string): Promise<PayoutDto> {
-    // The claim, the Idempotency-Key's note and the audit event: one database transaction. A payout
-    // the client may not see is not claimed (rolled back: 404, as if absent).
+    // The claim, the Idempotency-Key's note and the audit event: one statement in one database
+    // transaction (node-postgres). A payout the client may not see is not claimed (rolled back: 404,
+    // as if absent), nor is one whose Idempotency-Key claim was lost (rolled back: 409).
     const note = idempotentResourceNote('payout', id, CONFIRM_WON);
-    const row = await this.repository.withTransaction(async (tx) => {
-      const won = await this.repository.claimConfirm(tx, id, note);
+    const row = await this.repository.inTransaction(async (tx) => {
+      const won = await this.repository.claimConfirm(tx, id, note, auditedChangeSql(id, CONFIRM_WON));
       if (!won) return null;
       const { noteKept, ...claimed } = won;
       if (!ownedByCurrentClient(claimed)) throw new NotFoundError('Payout', id);
       // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
       if (note && !noteKept) throw lostClaim();
-      await recordAuditedChange(tx, id);
+      auditedChangeRecorded();
       return claimed;
     });
     if (!row) {
