@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
-import { PrismaService, type SqlRunner } from '../database/prisma.service';
+import { PRISMA_ROW_TYPES, PrismaService } from '../database/prisma.service';
 import { Prisma, type Transaction } from '../generated/prisma/client';
 import { LEDGER_ROW_COLUMNS } from '../transactions/ledger-row';
 
@@ -8,8 +8,14 @@ import { LEDGER_ROW_COLUMNS } from '../transactions/ledger-row';
 const PAYOUT_COLUMNS = Prisma.raw(`${LEDGER_ROW_COLUMNS}, t.provider_payload AS "providerPayload"`);
 
 /**
+ * The condition, inside claimConfirm's statement, that the payout can be claimed (its CTE `cur`
+ * locked it, `initiated` and not being confirmed): the Idempotency-Key's note of the payout runs only then.
+ */
+export const CONFIRM_CLAIMABLE = Prisma.sql`EXISTS (SELECT 1 FROM cur)`;
+
+/**
  * The condition, inside claimConfirm's statement, that the confirm claim was won (its CTE `won`
- * returned the row): the Idempotency-Key's note of the payout runs only then.
+ * returned the row): the request's audit event is written only then.
  */
 export const CONFIRM_WON = Prisma.sql`EXISTS (SELECT 1 FROM won)`;
 
@@ -26,44 +32,50 @@ export class PayoutsRepository {
   }
 
   /**
-   * Claims the right to confirm payout `id` inside `tx` (a node-postgres transaction:
-   * `inTransaction`), in ONE statement: sets `confirmRequestedAt` (and `updatedAt`) only if it is a
-   * payout `initiated` and not already being confirmed, and then runs `note` (the Idempotency-Key's
-   * note of the payout as its resource, an `UPDATE … RETURNING 1` made with
-   * `idempotentResourceNote(…, onlyIf = CONFIRM_WON)`) and `audit` (the request's audit event,
-   * `auditedChangeSql(…, CONFIRM_WON)`) in the same statement. Returns the claimed row, as it is
-   * now (typed as Prisma reads it), with `noteKept` (whether the note found the claim still ours)
-   * to the one caller that won the claim; null to the others (nothing changed).
+   * Claims the right to confirm payout `id`, in ONE statement sent through node-postgres (it commits
+   * alone): locks the row (FOR UPDATE) if it is a payout `initiated`, not already being confirmed,
+   * and created by `owner` when given (OWNERSHIP=client: `ownerRestriction()`); then runs `note` (the
+   * Idempotency-Key's note of the payout as its resource, an `UPDATE … RETURNING 1` made with
+   * `idempotentResourceNote(…, onlyIf = CONFIRM_CLAIMABLE)`); then, only if the note found the claim
+   * still ours (or there is none), sets `confirmRequestedAt` (and `updatedAt`) and runs `audit` (the
+   * request's audit event, `auditedChangeSql(…, CONFIRM_WON)`). The claim and the note are written
+   * together or not at all (the row stays locked between them). Returns the claimed row as it is
+   * now (typed as Prisma reads it) to the one caller that won the claim; `lost` when the payout
+   * could be claimed but the Idempotency-Key claim was lost to a retry (nothing written: 409); null
+   * otherwise (no such payout, another client's, or not confirmable: nothing written).
    */
   async claimConfirm(
-    tx: SqlRunner,
     id: string,
     note: Prisma.Sql | null,
     audit: Prisma.Sql | null,
-  ): Promise<(Transaction & { noteKept: boolean }) | null> {
+    owner: string | undefined,
+  ): Promise<Transaction | 'lost' | null> {
     const now = new Date();
-    const [won] = await tx.sql<Transaction & { noteKept: boolean }>(Prisma.sql`
-      WITH won AS (
-        UPDATE transactions t SET confirm_requested_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+    const [result] = await this.prisma.sql<Transaction & { claimable: boolean }>(
+      Prisma.sql`
+      WITH cur AS (
+        SELECT t.id FROM transactions t
         WHERE t.id = ${id}::uuid AND t.kind = 'payout' AND t.status = 'initiated' AND t.confirm_requested_at IS NULL
+          AND (${owner ?? null}::uuid IS NULL OR t.created_by = ${owner ?? null}::uuid)
+        FOR UPDATE),
+      note AS (${note ?? Prisma.sql`SELECT 1 FROM cur`}),
+      won AS (
+        UPDATE transactions t SET confirm_requested_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
+        FROM cur
+        WHERE t.id = cur.id AND EXISTS (SELECT 1 FROM note)
         RETURNING ${PAYOUT_COLUMNS}),
-      note AS (${note ?? Prisma.sql`SELECT 1 WHERE false`}),
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
-      SELECT won.*, EXISTS (SELECT 1 FROM note) AS "noteKept" FROM won`);
-    return won ?? null;
+      SELECT won.*, EXISTS (SELECT 1 FROM cur) AS claimable FROM (SELECT 1) AS one LEFT JOIN won ON true`,
+      PRISMA_ROW_TYPES,
+    );
+    if (!result?.id) return result?.claimable ? 'lost' : null;
+    const { claimable: _claimable, ...row } = result;
+    return row;
   }
 
   /** Runs `work` in one database transaction; the ledger calls given its `tx` take part in it. */
   withTransaction<T>(work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
     return this.prisma.$transaction(work);
-  }
-
-  /**
-   * Runs `work` in one node-postgres transaction on one pooled connection (PrismaService.sqlTransaction:
-   * committed when it resolves, rolled back when it throws), for the statements taking a SqlRunner.
-   */
-  inTransaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
-    return this.prisma.sqlTransaction(work);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { auditedChangeRecorded, auditedChangeSql, recordAuditedChange } from '../audit/audit-chain';
-import { ownedByCurrentClient } from '../audit/ownership';
+import { ownedByCurrentClient, ownerRestriction } from '../audit/ownership';
 import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
 import { providerCallbackUrl } from '../common/callback-url';
 import {
@@ -23,7 +23,7 @@ import { ProviderClient } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { toPayoutDto, toTransactionEventData } from '../transactions/transaction.mapper';
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
-import { CONFIRM_WON, PayoutsRepository } from './payouts.repository';
+import { CONFIRM_CLAIMABLE, CONFIRM_WON, PayoutsRepository } from './payouts.repository';
 
 /**
  * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
@@ -229,20 +229,18 @@ export class PayoutsService {
    * ProviderAmountMismatchError (502) when the finalize answer states another amount → `needs_review`.
    */
   async confirm(id: string): Promise<PayoutDto> {
-    // The claim, the Idempotency-Key's note and the audit event: one statement in one database
-    // transaction (node-postgres). A payout the client may not see is not claimed (rolled back: 404,
-    // as if absent), nor is one whose Idempotency-Key claim was lost (rolled back: 409).
-    const note = idempotentResourceNote('payout', id, CONFIRM_WON);
-    const row = await this.repository.inTransaction(async (tx) => {
-      const won = await this.repository.claimConfirm(tx, id, note, auditedChangeSql(id, CONFIRM_WON));
-      if (!won) return null;
-      const { noteKept, ...claimed } = won;
-      if (!ownedByCurrentClient(claimed)) throw new NotFoundError('Payout', id);
-      // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
-      if (note && !noteKept) throw lostClaim();
-      auditedChangeRecorded();
-      return claimed;
-    });
+    // The claim, the Idempotency-Key's note and the audit event: one statement, written together or
+    // not at all. A payout the client may not see is not claimed (404, as if absent), nor is one
+    // whose Idempotency-Key claim was lost to a retry (409: nothing written, the provider not called).
+    const row = await this.repository.claimConfirm(
+      id,
+      idempotentResourceNote('payout', id, CONFIRM_CLAIMABLE),
+      auditedChangeSql(id, CONFIRM_WON),
+      ownerRestriction(),
+    );
+    if (row === 'lost') throw lostClaim();
+    // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
+    if (row) auditedChangeRecorded();
     if (!row) {
       const current = await this.requirePayout(id);
       throw new InvalidStateTransitionError(
