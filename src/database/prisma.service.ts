@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Pool, type PoolClient, type QueryConfig, type QueryResultRow, types as pgTypes } from 'pg';
+import { Pool, type QueryConfig, type QueryResultRow, types as pgTypes } from 'pg';
 import type { Env } from '../config/env';
 import { Prisma, PrismaClient } from '../generated/prisma/client';
 import { ShutdownService } from '../lifecycle/shutdown.service';
@@ -22,8 +22,8 @@ const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
 /**
- * Column types as Prisma reads them, for rows read through node-postgres (`PrismaService.sql`,
- * `sqlTransaction`): int8 → bigint (exact), numeric → Prisma's Decimal (exact); every other type as
+ * Column types as Prisma reads them, for rows read through node-postgres (`PrismaService.sql`):
+ * int8 → bigint (exact), numeric → Prisma's Decimal (exact); every other type as
  * node-postgres parses it (timestamptz → Date, json/jsonb → parsed JSON, bool → boolean, enums and
  * uuid → string), so that a row read there is the model type Prisma hands out.
  */
@@ -35,17 +35,6 @@ export const PRISMA_ROW_TYPES: NonNullable<QueryConfig['types']> = {
         ? (value: string) => new Prisma.Decimal(value)
         : (pgTypes.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pgTypes.getTypeParser,
 };
-
-/** Runs `Prisma.sql` statements on one connection (`PrismaService.sqlTransaction`'s, or the pool's). */
-export interface SqlRunner {
-  /** Runs `statement`: its rows, typed with `types` (in `PrismaService.sqlTransaction`: PRISMA_ROW_TYPES when omitted). */
-  sql<T>(statement: Prisma.Sql, types?: QueryConfig['types']): Promise<T[]>;
-}
-
-/** `statement` on `db` (a pool or one of its connections): its rows. */
-async function runSql<T>(db: Pool | PoolClient, statement: Prisma.Sql, types: QueryConfig['types']): Promise<T[]> {
-  return (await db.query<T & QueryResultRow>({ text: statement.text, values: statement.values, types })).rows;
-}
 
 /** Longest wait of an interactive transaction for a connection of Prisma's pool, ms. */
 export const TRANSACTION_MAX_WAIT_MS = 10_000;
@@ -104,36 +93,6 @@ export class PrismaService extends PrismaClient {
 
   /** Runs a `Prisma.sql` statement through `pool` (see there): its rows. */
   async sql<T>(statement: Prisma.Sql, types?: QueryConfig['types']): Promise<T[]> {
-    return runSql<T>(this.pool, statement, types);
-  }
-
-  /**
-   * Runs `work` in ONE database transaction on one connection of `pool` (node-postgres, without
-   * Prisma's interactive transaction: BEGIN, the statements `work` sends through its runner, then
-   * COMMIT, 2 round trips besides them): committed when `work` resolves, rolled back when it (or the
-   * COMMIT) throws, the error rethrown. The connection always goes back to the pool, or is dropped
-   * when even the ROLLBACK failed (its state unknown). Rows are typed as PRISMA_ROW_TYPES unless a
-   * statement names its own `types`. Statements must be sent one after the other (one connection).
-   * @throws whatever `work`, BEGIN or COMMIT throws (nothing committed then).
-   */
-  async sqlTransaction<T>(work: (tx: SqlRunner) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await work({
-        sql: <R>(statement: Prisma.Sql, types: QueryConfig['types'] = PRISMA_ROW_TYPES) =>
-          runSql<R>(client, statement, types),
-      });
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollback: unknown) => {
-        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
-      });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+    return (await this.pool.query<T & QueryResultRow>({ text: statement.text, values: statement.values, types })).rows;
   }
 }
