@@ -170,7 +170,7 @@ async function main(): Promise<void> {
         RATE_LIMIT_PER_MINUTE: String(KEY_LIMIT),
         SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
         DATABASE_POOL_SIZE: '8',
-        FINANCE_POOL_SIZE: '4',
+        READ_POOL_SIZE: '4',
         JOBS_POOL_SIZE: '2',
       });
       instances[i] = child;

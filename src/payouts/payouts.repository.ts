@@ -2,17 +2,30 @@ import { Injectable } from '@nestjs/common';
 import { recordAuditedChange } from '../audit/audit-chain';
 import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
+import { ReadPool } from '../database/read-pool';
+import { namedStatement } from '../database/sql';
 import type { Prisma, Transaction } from '../generated/prisma/client';
+import { LEDGER_ROW_COLUMNS, type LedgerRow } from '../transactions/ledger-row';
 
-/** Database access for payouts (ledger rows of kind `payout`). */
+const PAYOUT_BY_ID = namedStatement(
+  'payout_by_id',
+  `SELECT ${LEDGER_ROW_COLUMNS} FROM transactions t WHERE t.id = $1::uuid AND t.kind = 'payout'`,
+);
+
+/**
+ * Database access for payouts (ledger rows of kind `payout`): the confirm claim and its release
+ * through Prisma, the read by id (hot) as typed SQL on the read pool (the ledger's one row view).
+ */
 @Injectable()
 export class PayoutsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly reads: ReadPool,
+  ) {}
 
   /** The payout row, or null when there is no ledger row `id` of kind `payout`. */
-  async findPayout(id: string): Promise<Transaction | null> {
-    const row = await this.prisma.transaction.findUnique({ where: { id } });
-    return row && row.kind === 'payout' ? row : null;
+  async findPayout(id: string): Promise<LedgerRow | null> {
+    return (await this.reads.one<LedgerRow>(PAYOUT_BY_ID(id))) ?? null;
   }
 
   /**

@@ -14,6 +14,7 @@ import type {
 } from '../generated/prisma/client';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
+import type { LedgerRow } from './ledger-row';
 import { LedgerRepository, type LockedMovement } from './ledger.repository';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
@@ -341,7 +342,7 @@ export class LedgerService {
    * (keyset on createdAt, id, after `cursor`): `limit + 1` rows, the extra one saying there is a next page.
    * @throws ValidationError (400) on a malformed cursor.
    */
-  listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<Transaction[]> {
+  listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<LedgerRow[]> {
     return this.repository.listCardMovements(cardId, cursor, limit);
   }
 
