@@ -1,19 +1,18 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { AuditTrailService } from './audit-trail.service';
 import { AuditController } from './audit.controller';
 import { AuditInterceptor } from './audit.interceptor';
 import { AuditRepository } from './audit.repository';
 
 /**
- * The audit trail (issue 14, item 3): GET /v1/audit-events, and the global interceptor that makes
- * every `@Audited` route leave an event. Changes write theirs in their own transaction with
+ * The audit trail (issue 14, item 3): GET /v1/audit-events, and the interceptor that makes every
+ * `@Audited` route leave an event (exported: each controller's module instantiates it for its routes). Changes write theirs in their own transaction with
  * `recordAuditedChange` (audit-chain.ts), which needs no injection.
  */
 @Global()
 @Module({
   controllers: [AuditController],
-  providers: [AuditRepository, AuditTrailService, { provide: APP_INTERCEPTOR, useClass: AuditInterceptor }],
-  exports: [AuditTrailService],
+  providers: [AuditRepository, AuditTrailService, AuditInterceptor],
+  exports: [AuditTrailService, AuditInterceptor],
 })
 export class AuditModule {}
