@@ -229,9 +229,18 @@ export class MetricsService {
     }
   }
 
+  /** The histogram's child per (method, status, route), made once: no label hashing on each request. */
+  private readonly httpRequestSeries = new Map<string, ReturnType<typeof this.httpRequestDuration.labels>>();
+
   /** Records one HTTP request; `route` is the route template (e.g. /v1/customers/:id), never the raw URL. */
   observeHttpRequest(method: string, route: string, status: number, seconds: number): void {
-    this.httpRequestDuration.observe({ method, route, status: String(status) }, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.httpRequestSeries.get(key);
+    if (!series) {
+      series = this.httpRequestDuration.labels({ method, route, status: String(status) });
+      this.httpRequestSeries.set(key, series);
+    }
+    series.observe(seconds);
   }
 
   /** Records one provider call by operation name (e.g. `createCustomer`). */
