@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { types as pgTypes } from 'pg';
-import { afterCursor } from '../common/pagination';
+import { decodeCursor } from '../common/pagination';
 import { isUniqueViolation, PrismaService } from '../database/prisma.service';
+import { ReadPool } from '../database/read-pool';
+import { binder, sqlStatement } from '../database/sql';
 import {
   Prisma,
   type StatusChangeSource,
@@ -146,7 +148,10 @@ export interface LedgerEventMessage {
  */
 @Injectable()
 export class LedgerRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly reads: ReadPool,
+  ) {}
 
   /** Runs `run` in one database transaction (committed when it resolves, rolled back when it throws). */
   withTransaction<T>(run: (tx: Tx) => Promise<T>): Promise<T> {
@@ -382,13 +387,24 @@ export class LedgerRepository {
     }
   }
 
-  /** One page of the card's movements, newest first (keyset on createdAt, id), `limit + 1` rows. */
-  listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<Transaction[]> {
-    return this.prisma.transaction.findMany({
-      where: { cardId, kind: { in: CARD_TRANSACTION_KINDS }, ...afterCursor(cursor) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
+  /**
+   * One page of the card's movements, newest first (keyset on createdAt, id: the (card_id,
+   * created_at DESC, id DESC) index), `limit + 1` rows: typed SQL on the read pool (a hot read).
+   * @throws ValidationError (400) on a malformed cursor.
+   */
+  async listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<LedgerRow[]> {
+    const values: unknown[] = [];
+    const bind = binder(values);
+    const where = [
+      `t.card_id = ${bind(cardId, '::uuid')}`,
+      `t.kind IN (${CARD_TRANSACTION_KINDS.map((kind) => `'${kind}'`).join(', ')})`,
+    ];
+    if (cursor) {
+      const after = decodeCursor(cursor);
+      where.push(`(t.created_at, t.id) < (${bind(after.createdAt, '::timestamptz')}, ${bind(after.id, '::uuid')})`);
+    }
+    const text = `SELECT ${LEDGER_ROW_COLUMNS} FROM transactions t WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${bind(limit + 1)}`;
+    return this.reads.rows<LedgerRow>(sqlStatement('card_movements_page', text, values));
   }
 
   /** The card's movements still open (`created`, `unknown`, `pending`): their references and provider ids. */
