@@ -19,7 +19,7 @@ import { freePort } from '../scripts/lib/embedded-db';
 import { spawnNode, waitUntilUp } from './lib';
 import { flatOut, type RunResult, withCpu } from './load';
 import { monotonicMicros, type ProfileWindow, whereTheTimeGoes } from './profile';
-import { activeCard, api, kenyanBeneficiary } from './seed';
+import { seedHotReads } from './seed';
 import { runBench, startStack } from './stack';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -46,24 +46,7 @@ async function main(): Promise<void> {
     await waitUntilUp(`${baseOrigin}/v1/customers`, process.hrtime.bigint(), baseline);
     const { origin, key } = stack;
     process.stdout.write('seeding through the API…\n');
-    let customer = { id: '' };
-    for (let i = 0; i < 60; i++)
-      customer = await api<{ id: string }>(origin, key, 'POST', '/v1/customers', {
-        email: `reads-${i}@example.com`,
-        firstName: 'Read',
-        lastName: `Bench${i}`,
-        phone: `7123456${String(i).padStart(2, '0')}`,
-        countryCode: '+254',
-      });
-    const beneficiary = await kenyanBeneficiary(origin, key, customer.id);
-    const payout = await api<{ id: string }>(origin, key, 'POST', '/v1/payouts', {
-      customerId: customer.id,
-      beneficiaryId: beneficiary.id,
-      amount: 1500,
-      description: 'reads',
-    });
-    const card = await activeCard(origin, key, customer.id);
-    for (let i = 0; i < 10; i++) await api(origin, key, 'POST', `/v1/cards/${card.id}/top-ups`, { amount: 300 + i });
+    const { customer, beneficiary, payout, card } = await seedHotReads(origin, key, 'reads', 60);
 
     const reads: Array<[string, string, string]> = [
       ['customer by id', `/v1/customers/${customer.id}`, `/v1/customers/${customer.id}`],

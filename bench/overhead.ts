@@ -23,7 +23,7 @@ import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { createApp as CreateApp } from '../src/app';
 import { type CpuProfile, formatProfile, summarizeProfile } from './profile';
-import { activeCard, api, kenyanBeneficiary } from './seed';
+import { seedHotReads } from './seed';
 import { BENCH_PROVIDER_KEY, BENCH_WEBHOOK_SECRET, runBench, startStack } from './stack';
 
 const CONCURRENCY = Number(process.env.OVERHEAD_CONCURRENCY ?? 16);
@@ -58,24 +58,7 @@ async function main(): Promise<void> {
   try {
     const { origin, key } = stack;
     process.stdout.write('seeding through the API…\n');
-    let customer = { id: '' };
-    for (let i = 0; i < 30; i++)
-      customer = await api<{ id: string }>(origin, key, 'POST', '/v1/customers', {
-        email: `overhead-${i}@example.com`,
-        firstName: 'Over',
-        lastName: `Head${i}`,
-        phone: `7123456${String(i).padStart(2, '0')}`,
-        countryCode: '+254',
-      });
-    const beneficiary = await kenyanBeneficiary(origin, key, customer.id);
-    const payout = await api<{ id: string }>(origin, key, 'POST', '/v1/payouts', {
-      customerId: customer.id,
-      beneficiaryId: beneficiary.id,
-      amount: 1500,
-      description: 'overhead',
-    });
-    const card = await activeCard(origin, key, customer.id);
-    for (let i = 0; i < 10; i++) await api(origin, key, 'POST', `/v1/cards/${card.id}/top-ups`, { amount: 300 + i });
+    const { customer, beneficiary, payout, card } = await seedHotReads(origin, key, 'overhead', 30);
     await stack.stopGateway();
 
     Object.assign(process.env, {
