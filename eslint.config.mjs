@@ -25,7 +25,7 @@ const TEST_OR_BENCH = {
 };
 /**
  * Repositories own their tables (DESIGN.md: the repository is the only code that calls Prisma/SQL on
- * its tables): PrismaService, and the VALUES of the generated Prisma client (PrismaClient, the
+ * its tables): PrismaService, the ReadPool (typed SQL for the hot reads), and the VALUES of the generated Prisma client (PrismaClient, the
  * `Prisma` namespace's sql/raw/join, Decimal, its error classes), are imported only by
  * `*.repository.ts` files and the composition roots exempted below. TYPES from the generated client
  * (`import type { Transaction, Prisma } …`: row shapes, Prisma.TransactionClient passed through,
@@ -35,8 +35,9 @@ const TEST_OR_BENCH = {
  */
 const DATABASE_ACCESS = [
   {
-    group: ['**/database/prisma.service'],
-    message: 'Only repositories (*.repository.ts) use PrismaService: move the query into this module’s repository.',
+    group: ['**/database/prisma.service', '**/database/read-pool'],
+    message:
+      'Only repositories (*.repository.ts) use PrismaService and the ReadPool: move the query into this module’s repository.',
   },
   {
     group: ['**/generated/prisma/client', '**/generated/prisma/internal/*'],

@@ -200,7 +200,7 @@ async function main(): Promise<void> {
           IDEMPOTENCY_LEASE_MS: String(IDEMPOTENCY_LEASE_MS),
           // As deploy/compose.yaml: 3 × (8 + 4 + 2) connections.
           DATABASE_POOL_SIZE: '8',
-          FINANCE_POOL_SIZE: '4',
+          READ_POOL_SIZE: '4',
           JOBS_POOL_SIZE: '2',
         },
         stdio: ['ignore', 'ignore', err],

@@ -10,18 +10,26 @@
  * after a 1 s warm-up. Prints each read's median round: req/s of both, the ratio gateway/baseline
  * (target ≥ 0.6), p50/p99 and the CPU time each process spent per request (/proc/<pid>/stat).
  * The card movements list is read with `refresh=false` (the first page otherwise asks the provider first).
+ * BENCH_READS=customer,card runs only the reads whose name contains one of those words. With
+ * BENCH_PROFILE=1 the gateway runs under `--cpu-prof` and the top frames of its measured runs are
+ * printed at the end (bench/profile.ts).
  */
 import 'dotenv/config';
 import { freePort } from '../scripts/lib/embedded-db';
 import { spawnNode, waitUntilUp } from './lib';
 import { flatOut, type RunResult, withCpu } from './load';
-import { activeCard, api, kenyanBeneficiary } from './seed';
+import { monotonicMicros, type ProfileWindow, whereTheTimeGoes } from './profile';
+import { seedHotReads } from './seed';
 import { runBench, startStack } from './stack';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TARGET = 0.6;
+const ONLY = (process.env.BENCH_READS ?? '')
+  .split(',')
+  .map((word) => word.trim())
+  .filter(Boolean);
 
 type Measured = RunResult & { cpuPerRequestUs: number };
 
@@ -38,24 +46,7 @@ async function main(): Promise<void> {
     await waitUntilUp(`${baseOrigin}/v1/customers`, process.hrtime.bigint(), baseline);
     const { origin, key } = stack;
     process.stdout.write('seeding through the API…\n');
-    let customer = { id: '' };
-    for (let i = 0; i < 60; i++)
-      customer = await api<{ id: string }>(origin, key, 'POST', '/v1/customers', {
-        email: `reads-${i}@example.com`,
-        firstName: 'Read',
-        lastName: `Bench${i}`,
-        phone: `7123456${String(i).padStart(2, '0')}`,
-        countryCode: '+254',
-      });
-    const beneficiary = await kenyanBeneficiary(origin, key, customer.id);
-    const payout = await api<{ id: string }>(origin, key, 'POST', '/v1/payouts', {
-      customerId: customer.id,
-      beneficiaryId: beneficiary.id,
-      amount: 1500,
-      description: 'reads',
-    });
-    const card = await activeCard(origin, key, customer.id);
-    for (let i = 0; i < 10; i++) await api(origin, key, 'POST', `/v1/cards/${card.id}/top-ups`, { amount: 300 + i });
+    const { customer, beneficiary, payout, card } = await seedHotReads(origin, key, 'reads', 60);
 
     const reads: Array<[string, string, string]> = [
       ['customer by id', `/v1/customers/${customer.id}`, `/v1/customers/${customer.id}`],
@@ -70,17 +61,25 @@ async function main(): Promise<void> {
       ['beneficiary by id', `/v1/beneficiaries/${beneficiary.id}`, `/v1/beneficiaries/${beneficiary.id}`],
       ['transaction by id', `/v1/transactions/${payout.id}`, `/v1/transactions/${payout.id}`],
     ];
+    const selected = ONLY.length ? reads.filter(([name]) => ONLY.some((word) => name.includes(word))) : reads;
     const auth = { authorization: `Bearer ${key}` };
+    // The profile's window: from the first measured gateway run to the last (the raw runs between
+    // them leave the gateway idle, which the summary counts apart).
+    let window: ProfileWindow | undefined;
     const results: Array<{ name: string; gateway: Measured; base: Measured; ratio: number }> = [];
-    for (const [name, gatewayPath, basePath] of reads) {
+    for (const [name, gatewayPath, basePath] of selected) {
       const rounds: Array<{ gateway: Measured; base: Measured; ratio: number }> = [];
       for (let round = 0; round < ROUNDS; round++) {
         const run = async (label: string, o: string, path: string, pid: number, headers?: Record<string, string>) => {
           const request = { path, headers };
           await flatOut({ name: 'warm-up', origin: o, request, seconds: 1, connections: CONNECTIONS });
-          return withCpu(pid, () =>
+          const gateway = pid === stack.pids.gateway;
+          if (gateway) window ??= { fromUs: monotonicMicros(), toUs: 0 };
+          const measured = await withCpu(pid, () =>
             flatOut({ name: label, origin: o, request, seconds: SECONDS, connections: CONNECTIONS }),
           );
+          if (gateway && window) window.toUs = monotonicMicros();
+          return measured;
         };
         const base = await run(`raw   ${name}`, baseOrigin, basePath, baseline.pid ?? 0);
         const gateway = await run(`gateway ${name}`, origin, gatewayPath, stack.pids.gateway, auth);
@@ -136,6 +135,13 @@ async function main(): Promise<void> {
         ...rows.map(line),
         '',
       ].join('\n'),
+    );
+    process.stdout.write(
+      await whereTheTimeGoes(
+        stack,
+        window,
+        results.some((r) => r.ratio < TARGET),
+      ),
     );
   } finally {
     baseline.kill('SIGTERM');

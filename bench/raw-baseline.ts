@@ -15,9 +15,10 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import Fastify from 'fastify';
 import { Pool } from 'pg';
+import { readPoolConfig } from '../src/database/sql';
 import { GET_WITH_HISTORY } from '../src/transactions/transaction-query';
 import { toTransactionDetailDto } from '../src/transactions/transaction.mapper';
-import { financePoolConfig, type TransactionWithHistoryRow } from '../src/transactions/transactions.repository';
+import type { TransactionWithHistoryRow } from '../src/transactions/transactions.repository';
 
 const iso = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const at = (column: string, name = column) =>
@@ -52,7 +53,7 @@ const QUERIES = {
 
 async function main(): Promise<void> {
   // The gateway's pool settings (column types as the one LedgerRow reads them), not its Nest wiring.
-  const pool = new Pool(financePoolConfig(process.env.DATABASE_URL as string, 10));
+  const pool = new Pool(readPoolConfig(process.env.DATABASE_URL as string, 10));
   const app = Fastify({ logger: false });
   const one = (name: keyof typeof QUERIES) => async (id: string) =>
     (await pool.query({ name, text: QUERIES[name], values: [id] })).rows[0] as Record<string, unknown> | undefined;

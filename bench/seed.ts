@@ -53,3 +53,43 @@ export async function activeCard(origin: string, key: string, customerId: string
   }
   return card;
 }
+
+/** What `seedHotReads` made: the last customer, its beneficiary, a payout of it and its active card. */
+export interface HotReadsSeed {
+  customer: { id: string };
+  beneficiary: { id: string };
+  payout: { id: string };
+  card: { id: string };
+}
+
+/**
+ * The data every hot read benchmark reads: `customers` Kenyan customers (`<prefix>-<n>@example.com`),
+ * the last one with a beneficiary, a payout of 1500 minor units (15.00 USD), an active card and 10
+ * top-ups of 300–309 minor units on it.
+ */
+export async function seedHotReads(
+  origin: string,
+  key: string,
+  prefix: string,
+  customers: number,
+): Promise<HotReadsSeed> {
+  let customer = { id: '' };
+  for (let i = 0; i < customers; i++)
+    customer = await api<{ id: string }>(origin, key, 'POST', '/v1/customers', {
+      email: `${prefix}-${i}@example.com`,
+      firstName: 'Read',
+      lastName: `Bench${i}`,
+      phone: `7123456${String(i).padStart(2, '0')}`,
+      countryCode: '+254',
+    });
+  const beneficiary = await kenyanBeneficiary(origin, key, customer.id);
+  const payout = await api<{ id: string }>(origin, key, 'POST', '/v1/payouts', {
+    customerId: customer.id,
+    beneficiaryId: beneficiary.id,
+    amount: 1500,
+    description: prefix,
+  });
+  const card = await activeCard(origin, key, customer.id);
+  for (let i = 0; i < 10; i++) await api(origin, key, 'POST', `/v1/cards/${card.id}/top-ups`, { amount: 300 + i });
+  return { customer, beneficiary, payout, card };
+}

@@ -171,6 +171,34 @@ describe('audit trail (e2e, issue 14 item 3)', () => {
     expect((await h.http().get('/v1/audit-events?from=yesterday').set(clients.reader.auth)).status).toBe(400);
   });
 
+  it('wraps the Idempotency-Key layer: a replay leaves no second event, a reused key with another body a refused one', async () => {
+    const to = await customerWithBeneficiary(h, clients.a.auth, 'audit-replay@example.com');
+    const key = randomUUID();
+    const send = (amount: number) =>
+      h
+        .http()
+        .post('/v1/payouts')
+        .set(clients.a.auth)
+        .set('Idempotency-Key', key)
+        .send({ ...to, amount, description: 'replayed payout' });
+    const first = await send(120000);
+    expect(first.status).toBe(201);
+    const replay = await send(120000);
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect((await events(`?targetId=${first.body.id}`)).data.map((e) => [e.action, e.outcome])).toEqual([
+      ['payout.create', 'succeeded'],
+    ]);
+    const reused = await send(130000);
+    expect(reused.status).toBe(409);
+    const [refused] = (await events(`?action=payout.create&actorId=${clients.a.id}&limit=1`)).data;
+    expect(refused).toMatchObject({
+      outcome: 'refused',
+      details: { code: 'idempotency_key_reused', status: 409 },
+      requestId: reused.headers['x-request-id'],
+    });
+  });
+
   /** The events of one request (by its x-request-id), oldest first. */
   const eventsOfRequest = (res: { headers: Record<string, string> }) =>
     h.db.query<{

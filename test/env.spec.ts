@@ -54,7 +54,7 @@ describe('validateEnv: shutdown and connection budget', () => {
     expect(validateEnv(valid)).toMatchObject({
       SHUTDOWN_DELAY_MS: 5000,
       DATABASE_POOL_SIZE: 10,
-      FINANCE_POOL_SIZE: 10,
+      READ_POOL_SIZE: 10,
       JOBS_POOL_SIZE: 2,
       PG_NAMED_STATEMENTS: true,
     });
@@ -62,8 +62,14 @@ describe('validateEnv: shutdown and connection budget', () => {
 
   it('reads the pool sizes and the statement switch, and refuses an empty pool', () => {
     expect(
-      validateEnv({ ...valid, DATABASE_POOL_SIZE: '4', FINANCE_POOL_SIZE: '2', PG_NAMED_STATEMENTS: 'false' }),
-    ).toMatchObject({ DATABASE_POOL_SIZE: 4, FINANCE_POOL_SIZE: 2, PG_NAMED_STATEMENTS: false });
+      validateEnv({ ...valid, DATABASE_POOL_SIZE: '4', READ_POOL_SIZE: '2', PG_NAMED_STATEMENTS: 'false' }),
+    ).toMatchObject({ DATABASE_POOL_SIZE: 4, READ_POOL_SIZE: 2, PG_NAMED_STATEMENTS: false });
+    expect(() => validateEnv({ ...valid, READ_POOL_SIZE: '0' })).toThrow(/READ_POOL_SIZE is malformed/);
+  });
+
+  it("still reads FINANCE_POOL_SIZE, the read pool size's former name, when READ_POOL_SIZE is unset", () => {
+    expect(validateEnv({ ...valid, FINANCE_POOL_SIZE: '3' })).toMatchObject({ READ_POOL_SIZE: 3 });
+    expect(validateEnv({ ...valid, FINANCE_POOL_SIZE: '3', READ_POOL_SIZE: '5' })).toMatchObject({ READ_POOL_SIZE: 5 });
     expect(() => validateEnv({ ...valid, FINANCE_POOL_SIZE: '0' })).toThrow(/FINANCE_POOL_SIZE is malformed/);
   });
 });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Response } from 'supertest';
+import { ReadPool } from '../src/database/read-pool';
 import { renderOpenApi } from '../src/openapi';
 import { type Harness, SIMULATOR_API_KEY, startHarness } from './support/harness';
 
@@ -144,5 +145,48 @@ describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
   it('keeps openapi.json in step with the code (run `npm run openapi` after API changes)', async () => {
     const committed = fs.readFileSync(path.join(__dirname, '..', 'openapi.json'), 'utf8');
     expect(JSON.parse(await renderOpenApi())).toEqual(JSON.parse(committed));
+  });
+});
+
+describe('platform (e2e): database pool gauges (issue 13)', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('exposes the PostgreSQL pools: connections in use and idle, and queries waiting, per pool', async () => {
+    const gauge = (text: string, name: string, labels: string) => {
+      const match = new RegExp(`^${name}\\{${labels}\\} (\\d+)$`, 'm').exec(text);
+      if (!match) throw new Error(`${name}{${labels}} missing from /metrics: ${text.slice(0, 300)}`);
+      return Number(match[1]);
+    };
+    const read = await h
+      .http()
+      .get('/v1/customers')
+      .set('Authorization', `Bearer ${await h.key(['customers:read'])}`);
+    expect(read.status).toBe(200);
+    // A connection of the read pool held by the test shows as in use, then as idle once released.
+    const held = await h.app.get(ReadPool).connect();
+    let text: string;
+    try {
+      text = (await h.http().get('/metrics')).text;
+      expect(gauge(text, 'db_pool_connections', 'pool="reads",state="in_use"')).toBeGreaterThanOrEqual(1);
+    } finally {
+      held.release();
+    }
+    text = (await h.http().get('/metrics')).text;
+    expect(gauge(text, 'db_pool_connections', 'pool="reads",state="in_use"')).toBe(0);
+    expect(gauge(text, 'db_pool_connections', 'pool="reads",state="idle"')).toBeGreaterThanOrEqual(1);
+    expect(gauge(text, 'db_pool_waiting', 'pool="reads"')).toBe(0);
+    // Prisma's pool served the key check and the scrape's backlog read.
+    const prisma = ['in_use', 'idle'].map((state) =>
+      gauge(text, 'db_pool_connections', `pool="prisma",state="${state}"`),
+    );
+    expect(prisma[0] + prisma[1]).toBeGreaterThanOrEqual(1);
+    expect(gauge(text, 'db_pool_waiting', 'pool="prisma"')).toBe(0);
   });
 });

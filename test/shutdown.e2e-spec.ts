@@ -32,7 +32,7 @@ function parseResponses(raw: string): RawResponse[] {
  * keeps answering for SHUTDOWN_DELAY_MS; then the server stops accepting, the in-flight call
  * completes, a request still arriving on an open connection gets 503 problem+json with
  * Retry-After, nothing answers 500, the process exits 0, and its log shows the order: draining,
- * closing, webhook queue and outbox drained, pg-boss stopped, the finance pool and Prisma's last.
+ * closing, webhook queue and outbox drained, pg-boss stopped, the read pool and Prisma's last.
  */
 describe('shutdown order (e2e, gateway child process)', () => {
   let h: Harness;
@@ -60,7 +60,7 @@ describe('shutdown order (e2e, gateway child process)', () => {
     expect((await get('/v1/transactions')).status).toBe(200);
     expect((await fetch(`${child.url}/health/ready`)).status).toBe(200);
 
-    // Background traffic on the finance pool (the one that used to close first) all along.
+    // Background traffic on the read pool (the one that used to close first) all along.
     const outcomes: Array<number | string> = [];
     let trafficOn = true;
     const traffic = (async () => {
@@ -161,7 +161,7 @@ describe('shutdown order (e2e, gateway child process)', () => {
       'drain: outbox pass',
       'drain: webhook apply queue',
       'jobs: pg-boss',
-      'pools: finance pool',
+      'pools: read pool',
       'pools: health probe connection',
       'pools: prisma pool',
       'complete',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { parse } from 'csv-parse/sync';
 import { formatMajor } from '../src/common/money';
-import { TransactionsRepository } from '../src/transactions/transactions.repository';
+import { ReadPool } from '../src/database/read-pool';
 import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
 import { type Harness, startHarness } from './support/harness';
 
@@ -558,14 +558,14 @@ describe('finance transactions API (e2e)', () => {
         req.end();
       });
       expect(firstChunk.startsWith('id,created_at')).toBe(true);
-      // Every connection of the finance pool is idle again (none leaked, none stuck in the cursor).
-      const repository = h.app.get(TransactionsRepository);
-      const checkedOut = () => repository.poolStats().total - repository.poolStats().idle;
+      // Every connection of the read pool is idle again (none leaked, none stuck in the cursor).
+      const pool = h.app.get(ReadPool);
+      const checkedOut = () => pool.stats().total - pool.stats().idle;
       const deadline = Date.now() + 10_000;
       while (checkedOut() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(checkedOut()).toBe(0);
       const busy = await h.db.query(
-        `SELECT 1 FROM pg_stat_activity WHERE application_name = 'wallet-gateway-finance'
+        `SELECT 1 FROM pg_stat_activity WHERE application_name = 'wallet-gateway-reads'
            AND datname = current_database() AND state <> 'idle'`,
       );
       expect(busy).toHaveLength(0);

@@ -1,14 +1,18 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
-import { ConfigService } from '@nestjs/config';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, from, mergeMap, Observable, throwError } from 'rxjs';
-import type { AuthenticatedClient } from '../auth/auth.decorators';
 import { DomainError, ErrorCode } from '../common/errors';
 import { currentRequestContext } from '../common/request-context';
-import type { Env } from '../config/env';
 import { AuditTrailService } from './audit-trail.service';
-import { AUDITED_ACTION, type AuditedAction } from './audited.decorator';
+
+export const AUDITED_ACTION = 'audit:action';
+
+/** What an audited route does: its action (e.g. `payout.confirm`) and the type of resource it changes. */
+export interface AuditedAction {
+  action: string;
+  targetType: string;
+}
 
 /** The id a request's answer or path names (the resource created, or the one in `/:id`). */
 function targetIdOf(request: FastifyRequest, body?: unknown): string | null {
@@ -19,35 +23,24 @@ function targetIdOf(request: FastifyRequest, body?: unknown): string | null {
 }
 
 /**
- * Global: puts the authenticated client (and, with OWNERSHIP=client, the ownership rule) on the
- * request context of every route. For a route marked `@Audited`, also puts the authenticated client and the route's action on
- * the request context (for `recordAuditedChange` in the change's transaction, and the ownership
- * rule), then makes sure the request leaves an event: after success, one written on its own if no
- * change's transaction wrote it (a replayed Idempotency-Key answer changes nothing and writes none);
- * after an error, one with outcome `refused` (4xx: the gateway or the provider said no) or
- * `failed` (5xx), with the error's code.
+ * The interceptor of every `@Audited` route (put there by the decorator, outermost): puts the
+ * route's action on the request context (for `recordAuditedChange` in the change's transaction),
+ * then makes sure the request leaves an event: after success, one written on its own if no change's
+ * transaction wrote it (a replayed Idempotency-Key answer changes nothing and writes none); after an
+ * error, one with outcome `refused` (4xx: the gateway or the provider said no) or `failed` (5xx),
+ * with the error's code. The authenticated client (and, with OWNERSHIP=client, the ownership rule)
+ * is already on the context: ApiKeyGuard puts it there for every route.
  */
 @Injectable()
 export class AuditInterceptor implements NestInterceptor {
-  private readonly ownerOnly: boolean;
-
   constructor(
     private readonly reflector: Reflector,
     private readonly trail: AuditTrailService,
-    config: ConfigService<Env, true>,
-  ) {
-    this.ownerOnly = config.get('OWNERSHIP', { infer: true }) === 'client';
-  }
+  ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const store = currentRequestContext();
-    const request = context.switchToHttp().getRequest<FastifyRequest & { apiClient?: AuthenticatedClient }>();
-    if (store && request.apiClient) {
-      store.actor = { id: request.apiClient.id, name: request.apiClient.name };
-      // The checker of maker-checker approves other clients' payouts, so a key holding
-      // payouts:approve (a finance role) is not restricted by the rule (docs/api.md "Who sees what").
-      store.ownerOnly = this.ownerOnly && !request.apiClient.scopes.includes('payouts:approve');
-    }
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
     const audited = this.reflector.get<AuditedAction | undefined>(AUDITED_ACTION, context.getHandler());
     if (!audited || !store) return next.handle();
     store.action = audited.action;

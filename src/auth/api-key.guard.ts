@@ -1,6 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import { Reflector } from '@nestjs/core';
 import { DomainError, ErrorCode } from '../common/errors';
+import { currentRequestContext } from '../common/request-context';
+import type { Env } from '../config/env';
 import { ApiClientsRepository } from './api-clients.repository';
 import { hashApiKey } from './api-key';
 import { AuthenticatedClient, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
@@ -11,16 +14,23 @@ export const KEY_CACHE_TTL_MS = 5_000;
 /**
  * Global guard: every route needs `Authorization: Bearer <client key>` unless marked `@Public()`.
  * Missing, unknown or revoked key → 401 `unauthorized`; a scope from `@RequireScopes` missing → 403 `forbidden`;
- * a route with neither `@Public()` nor `@RequireScopes(...)` → 403 for every key.
+ * a route with neither `@Public()` nor `@RequireScopes(...)` → 403 for every key. A request let
+ * through carries its client on the request context (`actor`, and `ownerOnly` under OWNERSHIP=client).
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   private readonly cache = new Map<string, { client: AuthenticatedClient; expiresAt: number }>();
 
+  /** OWNERSHIP=client: a key sees only what its client created (audit/ownership.ts). */
+  private readonly ownerOnly: boolean;
+
   constructor(
     private readonly reflector: Reflector,
     private readonly clients: ApiClientsRepository,
-  ) {}
+    config: ConfigService<Env, true>,
+  ) {
+    this.ownerOnly = config.get('OWNERSHIP', { infer: true }) === 'client';
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
@@ -40,6 +50,14 @@ export class ApiKeyGuard implements CanActivate {
       throw new DomainError(ErrorCode.Forbidden, `This API key lacks the scope ${missing.join(', ')}.`, {
         missingScopes: missing,
       });
+    }
+    // Who the request acts for, for the audit trail and (OWNERSHIP=client) the ownership rule.
+    const store = currentRequestContext();
+    if (store) {
+      store.actor = { id: client.id, name: client.name };
+      // The checker of maker-checker approves other clients' payouts, so a key holding
+      // payouts:approve (a finance role) is not restricted by the rule (docs/api.md "Who sees what").
+      store.ownerOnly = this.ownerOnly && !client.scopes.includes('payouts:approve');
     }
     return true;
   }

@@ -5,8 +5,9 @@ import { creatorId, ownedOrNotFound } from '../audit/ownership';
 import { ConflictError, ValidationError } from '../common/errors';
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
-import type { Card, Prisma, Transaction } from '../generated/prisma/client';
+import type { Card, Prisma } from '../generated/prisma/client';
 import { cardMovementOfListing, ProviderClient } from '../provider';
+import type { LedgerRow } from '../transactions/ledger-row';
 import { LedgerService } from '../transactions/ledger.service';
 import { toCardMovementDto } from '../transactions/transaction.mapper';
 import { CardLedgerService } from './card-ledger.service';
@@ -20,7 +21,7 @@ export const SYNC_PAGE_SIZE = 100;
 export const MAX_SYNC_PAGES = 50;
 
 /** A card movement as the cards API answers it: the ledger's one row view (transaction.mapper.ts). */
-export function toCardTransactionDto(row: Transaction): CardTransactionDto {
+export function toCardTransactionDto(row: LedgerRow): CardTransactionDto {
   return toCardMovementDto(row);
 }
 

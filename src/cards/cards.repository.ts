@@ -7,6 +7,8 @@ import { NotFoundError } from '../common/errors';
 import { afterCursor } from '../common/pagination';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
+import { ReadPool } from '../database/read-pool';
+import { namedStatement } from '../database/sql';
 import { Prisma, type Card, type CardHolder, type CardStatus } from '../generated/prisma/client';
 import {
   CARD_HOLDER_MOVES,
@@ -19,6 +21,19 @@ import {
 } from './card-state';
 
 type Tx = Prisma.TransactionClient;
+
+/** Card `id` with every column of `cards`, named as the Card type's fields (the read pool's read). */
+const CARD_BY_ID = namedStatement(
+  'card_by_id',
+  `SELECT c.id, c.provider_id AS "providerId", c.customer_id AS "customerId", c.card_holder_id AS "cardHolderId",
+     c.brand, c.type, c.name_on_card AS "nameOnCard", c.last4, c.expiry_month AS "expiryMonth",
+     c.expiry_year AS "expiryYear", c.status, c.created_status AS "createdStatus", c.balance, c.currency,
+     c.initial_amount AS "initialAmount", c.reference, c.billing_address AS "billingAddress",
+     c.failure_reason AS "failureReason", c.created_by AS "createdBy", c.transition,
+     c.transition_started_at AS "transitionStartedAt", c.provider_payload AS "providerPayload",
+     c.created_at AS "createdAt", c.updated_at AS "updatedAt"
+   FROM cards c WHERE c.id = $1::uuid`,
+);
 
 /** Fields a card move may set together with the status (details from the provider's answer or callback). */
 export type CardPatch = Omit<Prisma.CardUncheckedUpdateInput, 'id' | 'status' | 'balance' | 'createdAt'>;
@@ -107,6 +122,7 @@ export class CardsRepository {
 
   constructor(
     private readonly prisma: PrismaService,
+    private readonly reads: ReadPool,
     config: ConfigService<Env, true>,
     private readonly pii: PiiCipher,
   ) {
@@ -118,9 +134,13 @@ export class CardsRepository {
     return this.prisma.$transaction(work);
   }
 
-  /** @throws NotFoundError (404). */
-  async requireCard(id: string, db: Tx | PrismaService = this.prisma): Promise<Card> {
-    const card = await db.card.findUnique({ where: { id } });
+  /**
+   * Card `id`: read inside `tx` when given (Prisma), else as typed SQL on the read pool (the hot
+   * read of GET /v1/cards/{id} and of every card route's first look).
+   * @throws NotFoundError (404).
+   */
+  async requireCard(id: string, tx?: Tx): Promise<Card> {
+    const card = tx ? await tx.card.findUnique({ where: { id } }) : await this.reads.one<Card>(CARD_BY_ID(id));
     if (!card) throw new NotFoundError('Card', id);
     return card;
   }

@@ -25,6 +25,7 @@ import { PiiKeyError, PiiKeyRing } from '../common/crypto/pii-key-ring';
 import { formatRotation, rotatePersonalData } from '../common/crypto/pii-rotation';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
+import { ReadPool } from '../database/read-pool';
 import { ShutdownService } from '../lifecycle/shutdown.service';
 import { WebhookSubscriptionsRepository } from '../outbound/webhook-subscriptions.repository';
 
@@ -52,17 +53,18 @@ async function rotate(batchSize: number, maxBatches: number): Promise<void> {
   }
   // No Nest application here: the command disconnects the client itself (finally below).
   const prisma = new PrismaService(config, new ShutdownService());
+  const reads = new ReadPool(config, new ShutdownService());
   try {
     const report = await rotatePersonalData(
       {
-        cardHolders: new CardsRepository(prisma, config, pii),
+        cardHolders: new CardsRepository(prisma, reads, config, pii),
         webhookSubscriptions: new WebhookSubscriptionsRepository(prisma, pii),
       },
       { batchSize, maxBatches },
     );
     process.stdout.write(`Key ${pii.currentKeyId} is current.\n${formatRotation(report)}\n`);
   } finally {
-    await prisma.$disconnect();
+    await Promise.all([prisma.$disconnect(), reads.end()]);
   }
 }
 

@@ -161,12 +161,15 @@ export function formatMajor(minor: bigint, currency: string): string {
   return `${negative ? '-' : ''}${whole}${fraction}`;
 }
 
+/** Number.MAX_SAFE_INTEGER as a bigint, made once (every mapped amount is compared with it). */
+const MAX_SAFE_MINOR = BigInt(Number.MAX_SAFE_INTEGER);
+
 /**
  * Minor units for a JSON answer or event: a number while within ±Number.MAX_SAFE_INTEGER, else an
  * exact integer string (never a rounded number, never an error for a stored amount).
  */
 export function minorToJson(minor: bigint): number | string {
-  const safe = minor <= BigInt(Number.MAX_SAFE_INTEGER) && minor >= -BigInt(Number.MAX_SAFE_INTEGER);
+  const safe = minor <= MAX_SAFE_MINOR && minor >= -MAX_SAFE_MINOR;
   return safe ? Number(minor) : minor.toString();
 }
 
@@ -180,7 +183,7 @@ export function tryFormatMajor(minor: bigint, currency: string): string | undefi
  * @throws ValidationError (field `amount`) when beyond ±Number.MAX_SAFE_INTEGER.
  */
 export function minorToNumber(minor: bigint): number {
-  if (minor > BigInt(Number.MAX_SAFE_INTEGER) || minor < -BigInt(Number.MAX_SAFE_INTEGER)) {
+  if (minor > MAX_SAFE_MINOR || minor < -MAX_SAFE_MINOR) {
     throw invalid('amount', 'is beyond the largest safe JSON integer');
   }
   return Number(minor);

@@ -10,8 +10,8 @@ export interface AuditActor {
 /**
  * What code running for an HTTP request knows of it without being handed it (AsyncLocalStorage,
  * entered once per request by an onRequest hook, app.ts): its id (the `x-request-id` answered, sent
- * upstream to the provider), the authenticated client, and the action its route declares with
- * `@Audited` (set by AuditInterceptor once the key is checked). `recorded` turns true once a
+ * upstream to the provider), the authenticated client (set by ApiKeyGuard once the key is checked),
+ * and the action its route declares with `@Audited` (set by AuditInterceptor). `recorded` turns true once a
  * change's own database transaction wrote the request's event (recordAuditedChange).
  */
 export interface RequestContext {

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { IsInt, IsOptional, IsString } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { ValidationError } from './errors';
 import { createValidationPipe, ParseCountryPipe } from './validation';
 
@@ -44,6 +45,39 @@ describe('the global validation pipe', () => {
     await pipe.transform({}, query(OptionalQuery));
     await expect(pipe.transform({ limit: 'x' }, query(OptionalQuery))).rejects.toBeInstanceOf(ValidationError);
     await expect(pipe.transform({ other: '1' }, query(OptionalQuery))).rejects.toBeInstanceOf(ValidationError);
+  });
+});
+
+describe('the global validation pipe: remembered valid queries', () => {
+  class PageQuery {
+    @IsOptional()
+    @Type(() => Number)
+    @IsInt()
+    @Min(1)
+    @Max(100)
+    limit?: number;
+
+    @IsOptional()
+    @IsString()
+    cursor?: string;
+  }
+  const query = { type: 'query' as const, metatype: PageQuery, data: undefined };
+
+  it('builds a fresh, transformed instance for a repeated valid query, and still refuses invalid ones', async () => {
+    const pipe = createValidationPipe();
+    for (let i = 0; i < 3; i++) {
+      const page = await pipe.transform({ limit: '20' }, query);
+      expect(page).toBeInstanceOf(PageQuery);
+      expect(page).toEqual(Object.assign(new PageQuery(), { limit: 20 }));
+      (page as PageQuery).limit = 99; // a fresh instance each time: mutating one changes no other
+    }
+    for (const invalid of [{ limit: '0' }, { limit: '20', other: 'x' }, { limit: 'twenty' }, { limit: ['20', '21'] }]) {
+      for (let i = 0; i < 2; i++) await expect(pipe.transform(invalid, query)).rejects.toBeInstanceOf(ValidationError);
+    }
+    // Another order of the same names is another query string: validated, then remembered too.
+    expect(await pipe.transform({ cursor: 'abc', limit: '5' }, query)).toEqual(
+      Object.assign(new PageQuery(), { cursor: 'abc', limit: 5 }),
+    );
   });
 });
 

@@ -34,12 +34,14 @@ export function flattenValidationErrors(errors: ClassValidatorError[], parent = 
  * callback route reads its raw request (`@Req()`) and so is not checked here: its payload is
  * stored by the webhook inbox.
  *
- * It also remembers, per query DTO class, that an empty query string is valid: the answer for `{}`
- * never changes, so later empty queries (most GETs) skip class-validator and only build the DTO
- * instance. Anything else is validated as usual.
+ * It also remembers, per query DTO class, the query strings it found valid (at most
+ * VALID_QUERIES_PER_TYPE each, forgotten all at once beyond): whether a query is valid depends on
+ * it alone, so a repeated one (a page size, `refresh=false`, an empty query: most GETs) skips
+ * class-validator and only builds the DTO instance, as a valid one is built. Only plain queries
+ * are remembered (names of letters, digits and `_`; string values); anything else is validated as usual.
  */
 class GatewayValidationPipe extends ValidationPipe {
-  private readonly validWhenEmpty = new WeakSet<object>();
+  private readonly validQueries = new WeakMap<object, Set<string>>();
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param') {
@@ -47,17 +49,31 @@ class GatewayValidationPipe extends ValidationPipe {
       if (unstorable.length) throw new ValidationError(unstorable);
     }
     const type = metadata.metatype;
-    const emptyQuery =
-      metadata.type === 'query' &&
-      typeof type === 'function' &&
-      value !== null &&
-      typeof value === 'object' &&
-      Object.keys(value).length === 0;
-    if (emptyQuery && this.validWhenEmpty.has(type)) return plainToInstance(type, {});
+    const key = metadata.type === 'query' && typeof type === 'function' ? plainQueryKey(value) : undefined;
+    if (key === undefined || typeof type !== 'function') return super.transform(value, metadata);
+    const known = this.validQueries.get(type);
+    if (known?.has(key)) return plainToInstance(type, value);
     const result: unknown = await super.transform(value, metadata);
-    if (emptyQuery) this.validWhenEmpty.add(type);
+    if (!known) this.validQueries.set(type, new Set([key]));
+    else {
+      if (known.size >= VALID_QUERIES_PER_TYPE) known.clear();
+      known.add(key);
+    }
     return result;
   }
+}
+
+/** How many valid query strings the validation pipe remembers per query DTO class. */
+const VALID_QUERIES_PER_TYPE = 256;
+
+const PLAIN_NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+/** A query object's identity for the valid-query memory, or undefined unless every key is a plain name with a string value. */
+function plainQueryKey(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const entries = Object.entries(value);
+  for (const [name, item] of entries) if (!PLAIN_NAME.test(name) || typeof item !== 'string') return undefined;
+  return JSON.stringify(entries);
 }
 
 /**

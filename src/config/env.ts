@@ -310,12 +310,24 @@ export class Env {
   @Max(500)
   DATABASE_POOL_SIZE = 10;
 
-  /** Connection budget: the finance reads' own pool (lists, detail, summary, CSV export), default 10. */
+  /**
+   * Connection budget: the read pool's connections (src/database/read-pool.ts: the hot reads by id,
+   * the customers and card movements pages, the finance reads and CSV export), default 10. Unset,
+   * FINANCE_POOL_SIZE (its former name, when the pool served the finance reads alone) is read instead.
+   */
   @Transform(({ value }) => (value === undefined || value === '' ? 10 : Number(value)))
   @IsInt()
   @Min(1)
   @Max(500)
-  FINANCE_POOL_SIZE = 10;
+  READ_POOL_SIZE = 10;
+
+  /** Former name of READ_POOL_SIZE, still accepted (read only when READ_POOL_SIZE is unset). */
+  @IsOptional()
+  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @IsInt()
+  @Min(1)
+  @Max(500)
+  FINANCE_POOL_SIZE?: number;
 
   /** Connection budget: pg-boss's pool for the background jobs (only with JOBS_ENABLED), default 2. */
   @Transform(({ value }) => (value === undefined || value === '' ? 2 : Number(value)))
@@ -325,8 +337,8 @@ export class Env {
   JOBS_POOL_SIZE = 2;
 
   /**
-   * Whether the finance reads use named (server-side) prepared statements, prepared once per
-   * connection (default true, the fastest). Set false behind PgBouncer in transaction mode before
+   * Whether the read pool's statements (hot reads, finance reads) are named (server-side) prepared
+   * statements, prepared once per connection (default true, the fastest). Set false behind PgBouncer in transaction mode before
    * 1.21 (or without max_prepared_statements): the statements then go unnamed, parsed each time.
    */
   @Transform(({ value }) => (value === undefined || value === '' ? true : value === true || value === 'true'))
@@ -413,7 +425,13 @@ export class Env {
  * Validates `process.env`-like input into an `Env`.
  * @throws Error naming every missing or malformed variable.
  */
-export function validateEnv(config: Record<string, unknown>): Env {
+export function validateEnv(given: Record<string, unknown>): Env {
+  // READ_POOL_SIZE's former name, read when it is unset.
+  const unset = (value: unknown) => value === undefined || value === '';
+  const config =
+    unset(given.READ_POOL_SIZE) && !unset(given.FINANCE_POOL_SIZE)
+      ? { ...given, READ_POOL_SIZE: given.FINANCE_POOL_SIZE }
+      : given;
   const env = plainToInstance(Env, config, { exposeDefaultValues: true });
   const errors = validateSync(env, { skipMissingProperties: false, forbidUnknownValues: false });
   if (errors.length > 0) {

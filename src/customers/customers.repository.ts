@@ -1,30 +1,36 @@
 import { Injectable } from '@nestjs/common';
 import { recordAuditedChange } from '../audit/audit-chain';
-import { creatorId, ownerFilter } from '../audit/ownership';
-import { afterCursor } from '../common/pagination';
-import { PRISMA_ROW_TYPES, PrismaService } from '../database/prisma.service';
-import { type Customer, Prisma } from '../generated/prisma/client';
+import { creatorId, ownerRestriction } from '../audit/ownership';
+import { decodeCursor } from '../common/pagination';
+import { PrismaService } from '../database/prisma.service';
+import { ReadPool } from '../database/read-pool';
+import { binder, namedStatement, sqlStatement } from '../database/sql';
+import type { Customer, Prisma } from '../generated/prisma/client';
 
-/** Every column of `customers`, named as the Customer type's fields, for a table aliased `c`. */
-const CUSTOMER_COLUMNS = Prisma.raw(`c.id, c.provider_id AS "providerId", c.email, c.first_name AS "firstName",
+/** Every column of `customers`, named as the Customer type's fields, for a table aliased `c` (the read pool's reads). */
+const CUSTOMER_COLUMNS = `c.id, c.provider_id AS "providerId", c.email, c.first_name AS "firstName",
   c.last_name AS "lastName", c.phone, c.country_code AS "countryCode", c.blacklisted, c.created_by AS "createdBy",
-  c.created_at AS "createdAt", c.updated_at AS "updatedAt"`);
+  c.created_at AS "createdAt", c.updated_at AS "updatedAt"`;
 
-/** Database access for customers. */
+const CUSTOMER_BY_ID = namedStatement(
+  'customer_by_id',
+  `SELECT ${CUSTOMER_COLUMNS} FROM customers c WHERE c.id = $1::uuid`,
+);
+
+/**
+ * Database access for customers: writes and the email lookups through Prisma, the hot reads (by
+ * id, the list) as typed SQL on the read pool (src/database/read-pool.ts).
+ */
 @Injectable()
 export class CustomersRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly reads: ReadPool,
+  ) {}
 
-  /**
-   * The customer `id`, or null: one statement through node-postgres (PrismaService.sql; every payout
-   * create reads it), typed as Prisma reads it.
-   */
+  /** The customer `id`, or null. */
   async findById(id: string): Promise<Customer | null> {
-    const [row] = await this.prisma.sql<Customer>(
-      Prisma.sql`SELECT ${CUSTOMER_COLUMNS} FROM customers c WHERE c.id = ${id}::uuid`,
-      PRISMA_ROW_TYPES,
-    );
-    return row ?? null;
+    return (await this.reads.one<Customer>(CUSTOMER_BY_ID(id))) ?? null;
   }
 
   findByEmail(email: string): Promise<Customer | null> {
@@ -49,12 +55,24 @@ export class CustomersRepository {
     });
   }
 
-  /** `limit + 1` rows after the cursor (only the client's own under OWNERSHIP=client), newest first, so the caller can tell if a next page exists. */
-  list(filter: { email?: string }, cursor: string | undefined, limit: number): Promise<Customer[]> {
-    return this.prisma.customer.findMany({
-      where: { ...(filter.email ? { email: filter.email } : {}), ...ownerFilter(), ...afterCursor(cursor) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
+  /**
+   * `limit + 1` rows after the cursor (only the client's own under OWNERSHIP=client), newest first
+   * (created_at DESC, id DESC: the (created_at, id) index read backwards), so the caller can tell
+   * if a next page exists.
+   * @throws ValidationError (400) on a malformed cursor.
+   */
+  async list(filter: { email?: string }, cursor: string | undefined, limit: number): Promise<Customer[]> {
+    const values: unknown[] = [];
+    const bind = binder(values);
+    const where: string[] = [];
+    if (filter.email) where.push(`c.email = ${bind(filter.email)}`);
+    const owner = ownerRestriction();
+    if (owner !== undefined) where.push(`c.created_by = ${bind(owner, '::uuid')}`);
+    if (cursor) {
+      const after = decodeCursor(cursor);
+      where.push(`(c.created_at, c.id) < (${bind(after.createdAt, '::timestamptz')}, ${bind(after.id, '::uuid')})`);
+    }
+    const text = `SELECT ${CUSTOMER_COLUMNS} FROM customers c ${where.length ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY c.created_at DESC, c.id DESC LIMIT ${bind(limit + 1)}`;
+    return this.reads.rows<Customer>(sqlStatement('customers_page', text, values));
   }
 }

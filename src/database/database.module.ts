@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
 import { PrismaService } from './prisma.service';
+import { ReadPool } from './read-pool';
 
-/** Provides the PrismaService to every module. */
+/** Provides PrismaService (writes, most reads) and the ReadPool (hot and finance reads) to every module. */
 @Global()
-@Module({ providers: [PrismaService], exports: [PrismaService] })
+@Module({ providers: [PrismaService, ReadPool], exports: [PrismaService, ReadPool] })
 export class DatabaseModule {}

@@ -1,40 +1,41 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Pool, type QueryConfig, type QueryResultRow, types as pgTypes } from 'pg';
+import { Pool, type QueryConfig, type QueryResultRow } from 'pg';
 import type { Env } from '../config/env';
-import { Prisma, PrismaClient } from '../generated/prisma/client';
+import { type Prisma, PrismaClient } from '../generated/prisma/client';
 import { ShutdownService } from '../lifecycle/shutdown.service';
+import type { PoolStats } from './read-pool';
 export { isUniqueViolation } from './unique-violation';
 
 /**
- * Builds the adapter for a connection string. `?schema=NAME` selects a PostgreSQL schema (the
- * adapter needs it passed separately; Prisma 7 + adapter-pg).
+ * The node-postgres pool Prisma runs on, for a connection string: at most `poolSize` connections;
+ * `?schema=NAME` selects a PostgreSQL schema (the adapter needs it passed separately; Prisma 7 +
+ * adapter-pg), returned apart.
  */
-export function createPgAdapter(connectionString: string, poolSize = 10): PrismaPg {
+function prismaPool(connectionString: string, poolSize: number): { pool: Pool; schema?: string } {
   const url = new URL(connectionString);
   const schema = url.searchParams.get('schema') ?? undefined;
   url.searchParams.delete('schema');
-  return new PrismaPg({ connectionString: url.toString(), max: poolSize }, schema ? { schema } : undefined);
+  const pool = new Pool({
+    connectionString: url.toString(),
+    max: poolSize,
+    // Statements sent on the pool itself (PrismaService.sql) name tables unqualified: they find them in the schema too.
+    ...(schema ? { options: `-c search_path="${schema.replace(/"/g, '""')}"` } : {}),
+  });
+  return { pool, schema };
 }
 
-const INT8_OID = 20;
-const NUMERIC_OID = 1700;
+/** The adapter over `pool`, which it ends on `$disconnect()` (`disposeExternalPool`), as a pool of its own. */
+function adapterOn(pool: Pool, schema: string | undefined): PrismaPg {
+  return new PrismaPg(pool, { disposeExternalPool: true, ...(schema ? { schema } : {}) });
+}
 
-/**
- * Column types as Prisma reads them, for rows read through node-postgres (`PrismaService.sql`):
- * int8 → bigint (exact), numeric → Prisma's Decimal (exact); every other type as
- * node-postgres parses it (timestamptz → Date, json/jsonb → parsed JSON, bool → boolean, enums and
- * uuid → string), so that a row read there is the model type Prisma hands out.
- */
-export const PRISMA_ROW_TYPES: NonNullable<QueryConfig['types']> = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID
-      ? (value: string) => BigInt(value)
-      : oid === NUMERIC_OID
-        ? (value: string) => new Prisma.Decimal(value)
-        : (pgTypes.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pgTypes.getTypeParser,
-};
+/** Builds the adapter for a connection string, over a pool of at most `poolSize` connections (see `prismaPool`). */
+export function createPgAdapter(connectionString: string, poolSize = 10): PrismaPg {
+  const { pool, schema } = prismaPool(connectionString, poolSize);
+  return adapterOn(pool, schema);
+}
 
 /** Longest wait of an interactive transaction for a connection of Prisma's pool, ms. */
 export const TRANSACTION_MAX_WAIT_MS = 10_000;
@@ -42,8 +43,9 @@ export const TRANSACTION_MAX_WAIT_MS = 10_000;
 export const TRANSACTION_TIMEOUT_MS = 15_000;
 
 /**
- * The one door to PostgreSQL: the generated Prisma client over node-postgres (@prisma/adapter-pg),
- * with at most DATABASE_POOL_SIZE connections. Disconnected in the last shutdown stage (`pools`,
+ * The generated Prisma client over node-postgres (@prisma/adapter-pg), with at most
+ * DATABASE_POOL_SIZE connections: every write (the hottest as node-postgres statements on `pool`)
+ * and the reads that are not hot (the hot ones go through the ReadPool, read-pool.ts). Disconnected in the last shutdown stage (`pools`,
  * registered first so it closes after the pools registered later), after the HTTP server and the
  * workers have finished.
  */
@@ -60,15 +62,10 @@ export class PrismaService extends PrismaClient {
   readonly pool: Pool;
 
   constructor(config: ConfigService<Env, true>, shutdown: ShutdownService) {
-    const url = new URL(config.get('DATABASE_URL', { infer: true }));
-    const schema = url.searchParams.get('schema') ?? undefined;
-    url.searchParams.delete('schema');
-    const pool = new Pool({
-      connectionString: url.toString(),
-      max: config.get('DATABASE_POOL_SIZE', { infer: true }) ?? 10,
-      // The statements `sql()` sends name tables unqualified: they find them in the schema too.
-      ...(schema ? { options: `-c search_path="${schema.replace(/"/g, '""')}"` } : {}),
-    });
+    const { pool, schema } = prismaPool(
+      config.get('DATABASE_URL', { infer: true }),
+      config.get('DATABASE_POOL_SIZE', { infer: true }) ?? 10,
+    );
     super({
       adapter: new PrismaPg(pool, schema ? { schema } : undefined),
       // Prisma's defaults (2 s to get a pool connection, 5 s to run) made a busy instance answer 500
@@ -94,5 +91,10 @@ export class PrismaService extends PrismaClient {
   /** Runs a `Prisma.sql` statement through `pool` (see there): its rows. */
   async sql<T>(statement: Prisma.Sql, types?: QueryConfig['types']): Promise<T[]> {
     return (await this.pool.query<T & QueryResultRow>({ text: statement.text, values: statement.values, types })).rows;
+  }
+
+  /** Connections of Prisma's pool now: open, idle, and queries waiting for one (for /metrics). */
+  poolStats(): PoolStats {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 }

@@ -3,8 +3,8 @@ import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 /**
  * The steps of a shutdown after the HTTP server has stopped and its in-flight requests have
  * finished, in the order they run: `drain` (the webhook apply queue, the outbox pass, the audit
- * sealer), `jobs` (pg-boss), `pools` (the finance pool, then Prisma's: last, so nothing above meets
- * a closed pool).
+ * sealer), `jobs` (pg-boss), `pools` (the read pool, then Prisma's: last, so nothing above meets a
+ * closed pool).
  */
 export const SHUTDOWN_STAGES = ['drain', 'jobs', 'pools'] as const;
 export type ShutdownStage = (typeof SHUTDOWN_STAGES)[number];

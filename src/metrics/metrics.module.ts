@@ -2,7 +2,7 @@ import { Global, Module, type OnModuleInit } from '@nestjs/common';
 import { MetricsRepository } from './metrics.repository';
 import { MetricsService } from './metrics.service';
 
-/** The one `MetricsService` (global), its backlog gauges fed from `MetricsRepository`. */
+/** The one `MetricsService` (global), its backlog and pool gauges fed from `MetricsRepository`. */
 @Global()
 @Module({ providers: [MetricsService, MetricsRepository], exports: [MetricsService] })
 export class MetricsModule implements OnModuleInit {
@@ -13,5 +13,6 @@ export class MetricsModule implements OnModuleInit {
 
   onModuleInit(): void {
     this.metrics.backlog = () => this.repository.backlog();
+    this.metrics.pools = () => this.repository.pools();
   }
 }

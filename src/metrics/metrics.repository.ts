@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../database/prisma.service';
-import type { DatabaseBacklog } from './metrics.service';
+import { ReadPool } from '../database/read-pool';
+import type { DatabaseBacklog, PoolReading } from './metrics.service';
 
 /**
  * The database reads behind the backlog gauges of /metrics: one statement, four index-only
@@ -9,7 +10,18 @@ import type { DatabaseBacklog } from './metrics.service';
  */
 @Injectable()
 export class MetricsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly reads: ReadPool,
+  ) {}
+
+  /** This instance's connection pools now, read from the pools themselves (no query): Prisma's and the read pool. */
+  pools(): PoolReading[] {
+    return [
+      { pool: 'prisma', ...this.prisma.poolStats() },
+      { pool: 'reads', ...this.reads.stats() },
+    ];
+  }
 
   /** Inbox callbacks pending and the oldest one's age (s), outbox messages pending, ledger rows `unknown`. */
   async backlog(): Promise<DatabaseBacklog> {

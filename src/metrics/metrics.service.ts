@@ -13,6 +13,14 @@ export interface DatabaseBacklog {
   ledgerUnknown: number;
 }
 
+/** One connection pool of this instance at scrape time: connections open (`total`), `idle`, and queries `waiting` for one. */
+export interface PoolReading {
+  pool: string;
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 /**
  * Prometheus metrics (prom-client), served at GET /metrics.
  * - `http_request_duration_seconds{method,route,status}`: histogram per matched route template.
@@ -31,6 +39,8 @@ export interface DatabaseBacklog {
  *   before being sent (breaker_open, bulkhead_full), answered 503 provider_unavailable.
  * - `webhook_inbox_backlog`, `webhook_inbox_oldest_pending_seconds`, `outbox_backlog`,
  *   `ledger_unknown_transactions`: read from the database at each scrape (`backlog` below).
+ * - `db_pool_connections{pool,state}` (`pool` = prisma | reads, `state` = in_use | idle) and
+ *   `db_pool_waiting{pool}`: this instance's PostgreSQL pools at each scrape (`pools` below).
  * Each service instance owns its registry, so several apps in one test process do not collide.
  */
 @Injectable()
@@ -124,6 +134,9 @@ export class MetricsService {
   /** Set by the webhooks module: how many stored callbacks wait in this instance's apply queue. */
   webhookQueueDepth: () => number = () => 0;
 
+  /** Set by the metrics module: this instance's database pools now (Prisma's and the read pool). */
+  pools: () => PoolReading[] = () => [];
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     const breakerState = () => this.providerBreakerState();
@@ -136,6 +149,7 @@ export class MetricsService {
       },
     });
     this.registerBacklogGauges();
+    this.registerPoolGauges();
     const queueDepth = () => this.webhookQueueDepth();
     new Gauge({
       name: 'webhook_apply_queue_depth',
@@ -143,6 +157,32 @@ export class MetricsService {
       registers: [this.registry],
       collect() {
         this.set(queueDepth());
+      },
+    });
+  }
+
+  /** The pool gauges (issue 13: connections in use and waiting), read from `pools()` at each scrape. */
+  private registerPoolGauges(): void {
+    const pools = () => this.pools();
+    new Gauge({
+      name: 'db_pool_connections',
+      help: "Connections of this instance's PostgreSQL pools, by pool (prisma, reads) and state (in_use, idle).",
+      labelNames: ['pool', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const { pool, total, idle } of pools()) {
+          this.set({ pool, state: 'in_use' }, total - idle);
+          this.set({ pool, state: 'idle' }, idle);
+        }
+      },
+    });
+    new Gauge({
+      name: 'db_pool_waiting',
+      help: "Queries waiting for a connection of this instance's PostgreSQL pools, by pool (prisma, reads).",
+      labelNames: ['pool'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const { pool, waiting } of pools()) this.set({ pool }, waiting);
       },
     });
   }
@@ -189,9 +229,18 @@ export class MetricsService {
     }
   }
 
+  /** The histogram's child per (method, status, route), made once: no label hashing on each request. */
+  private readonly httpRequestSeries = new Map<string, ReturnType<typeof this.httpRequestDuration.labels>>();
+
   /** Records one HTTP request; `route` is the route template (e.g. /v1/customers/:id), never the raw URL. */
   observeHttpRequest(method: string, route: string, status: number, seconds: number): void {
-    this.httpRequestDuration.observe({ method, route, status: String(status) }, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.httpRequestSeries.get(key);
+    if (!series) {
+      series = this.httpRequestDuration.labels({ method, route, status: String(status) });
+      this.httpRequestSeries.set(key, series);
+    }
+    series.observe(seconds);
   }
 
   /** Records one provider call by operation name (e.g. `createCustomer`). */

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
-import { PRISMA_ROW_TYPES, PrismaService } from '../database/prisma.service';
+import { PrismaService } from '../database/prisma.service';
+import { ReadPool } from '../database/read-pool';
+import { namedStatement, READ_POOL_TYPES } from '../database/sql';
 import { Prisma, type Transaction } from '../generated/prisma/client';
-import { LEDGER_ROW_COLUMNS } from '../transactions/ledger-row';
+import { LEDGER_ROW_COLUMNS, type LedgerRow } from '../transactions/ledger-row';
 
 /** Every column of `transactions`, named as the Transaction type's fields (for raw RETURNING). */
 const PAYOUT_COLUMNS = Prisma.raw(`${LEDGER_ROW_COLUMNS}, t.provider_payload AS "providerPayload"`);
@@ -19,16 +21,26 @@ export const CONFIRM_CLAIMABLE = Prisma.sql`EXISTS (SELECT 1 FROM cur)`;
  */
 export const CONFIRM_WON = Prisma.sql`EXISTS (SELECT 1 FROM won)`;
 
-/** Database access for payouts (ledger rows of kind `payout`). */
+const PAYOUT_BY_ID = namedStatement(
+  'payout_by_id',
+  `SELECT ${LEDGER_ROW_COLUMNS} FROM transactions t WHERE t.id = $1::uuid AND t.kind = 'payout'`,
+);
+
+/**
+ * Database access for payouts (ledger rows of kind `payout`): the confirm claim and its release as
+ * node-postgres statements on Prisma's pool (PrismaService.sql), the read by id (hot) as typed SQL
+ * on the read pool (the ledger's one row view).
+ */
 @Injectable()
 export class PayoutsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly reads: ReadPool,
+  ) {}
 
-  /** The payout row, or null when there is no ledger row `id` of kind `payout` (one raw statement). */
-  async findPayout(id: string): Promise<Transaction | null> {
-    const [row] = await this.prisma.$queryRaw<Transaction[]>`
-      SELECT ${PAYOUT_COLUMNS} FROM transactions t WHERE t.id = ${id}::uuid AND t.kind = 'payout'`;
-    return row ?? null;
+  /** The payout row, or null when there is no ledger row `id` of kind `payout`. */
+  async findPayout(id: string): Promise<LedgerRow | null> {
+    return (await this.reads.one<LedgerRow>(PAYOUT_BY_ID(id))) ?? null;
   }
 
   /**
@@ -66,7 +78,7 @@ export class PayoutsRepository {
         RETURNING ${PAYOUT_COLUMNS}),
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
       SELECT won.*, EXISTS (SELECT 1 FROM cur) AS claimable FROM (SELECT 1) AS one LEFT JOIN won ON true`,
-      PRISMA_ROW_TYPES,
+      READ_POOL_TYPES,
     );
     if (!result?.id) return result?.claimable ? 'lost' : null;
     const { claimable: _claimable, ...row } = result;

@@ -20,6 +20,7 @@ import { CustomersService } from '../customers/customers.service';
 import type { Prisma, Transaction } from '../generated/prisma/client';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderClient } from '../provider';
+import type { LedgerRow } from '../transactions/ledger-row';
 import { LedgerService } from '../transactions/ledger.service';
 import { toPayoutDto, toTransactionEventData } from '../transactions/transaction.mapper';
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
@@ -166,7 +167,7 @@ export class PayoutsService {
   }
 
   /** The payout, checked decidable by `approverId`; a lapsed approval is expired on the way (409). */
-  private async requireDecidable(id: string, approverId: string, to: 'created' | 'rejected'): Promise<Transaction> {
+  private async requireDecidable(id: string, approverId: string, to: 'created' | 'rejected'): Promise<LedgerRow> {
     const row = await this.requirePayout(id);
     if (row.status !== 'awaiting_approval') throw new InvalidStateTransitionError('payout', row.status, to);
     if (row.createdBy === approverId) {
@@ -283,7 +284,7 @@ export class PayoutsService {
     return toPayoutDto(await this.requirePayout(id));
   }
 
-  private async requirePayout(id: string): Promise<Transaction> {
+  private async requirePayout(id: string): Promise<LedgerRow> {
     const row = await this.repository.findPayout(id);
     if (!row || !ownedByCurrentClient(row)) throw new NotFoundError('Payout', id);
     return row;

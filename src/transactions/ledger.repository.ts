@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { afterCursor } from '../common/pagination';
-import { isUniqueViolation, PRISMA_ROW_TYPES, PrismaService } from '../database/prisma.service';
+import { decodeCursor } from '../common/pagination';
+import { isUniqueViolation, PrismaService } from '../database/prisma.service';
+import { ReadPool } from '../database/read-pool';
+import { binder, READ_POOL_TYPES, sqlStatement } from '../database/sql';
 import {
   Prisma,
   type StatusChangeSource,
@@ -148,7 +150,10 @@ export interface LedgerEventMessage {
  */
 @Injectable()
 export class LedgerRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly reads: ReadPool,
+  ) {}
 
   /** Runs `run` in one database transaction (committed when it resolves, rolled back when it throws). */
   withTransaction<T>(run: (tx: Tx) => Promise<T>): Promise<T> {
@@ -224,7 +229,7 @@ export class LedgerRepository {
         FROM ins),
       audit AS (${audit ? Prisma.sql`${audit}` : Prisma.sql`SELECT 1 WHERE false`})
       SELECT ins.* FROM ins`,
-      PRISMA_ROW_TYPES,
+      READ_POOL_TYPES,
     );
     return inserted ?? 'lost';
   }
@@ -276,7 +281,7 @@ export class LedgerRepository {
   async peek(id: string): Promise<Transaction | undefined> {
     const [row] = await this.prisma.sql<Transaction>(
       Prisma.sql`SELECT ${TRANSACTION_COLUMNS} FROM transactions t WHERE t.id = ${id}::uuid`,
-      PRISMA_ROW_TYPES,
+      READ_POOL_TYPES,
     );
     return row;
   }
@@ -355,7 +360,7 @@ export class LedgerRepository {
         WHERE ${event ? subscribedTo(event.type) : Prisma.sql`false`}),
       also AS (${move.also ?? Prisma.sql`SELECT 1 WHERE false`})
       SELECT upd.*, EXISTS (SELECT 1 FROM also) AS "alsoDone" FROM upd`,
-      PRISMA_ROW_TYPES,
+      READ_POOL_TYPES,
     );
     if (rows.length === 0) return null;
     const { previousStatus, alsoDone, ...moved } = rows[0];
@@ -431,13 +436,24 @@ export class LedgerRepository {
     }
   }
 
-  /** One page of the card's movements, newest first (keyset on createdAt, id), `limit + 1` rows. */
-  listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<Transaction[]> {
-    return this.prisma.transaction.findMany({
-      where: { cardId, kind: { in: CARD_TRANSACTION_KINDS }, ...afterCursor(cursor) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: limit + 1,
-    });
+  /**
+   * One page of the card's movements, newest first (keyset on createdAt, id: the (card_id,
+   * created_at DESC, id DESC) index), `limit + 1` rows: typed SQL on the read pool (a hot read).
+   * @throws ValidationError (400) on a malformed cursor.
+   */
+  async listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<LedgerRow[]> {
+    const values: unknown[] = [];
+    const bind = binder(values);
+    const where = [
+      `t.card_id = ${bind(cardId, '::uuid')}`,
+      `t.kind IN (${CARD_TRANSACTION_KINDS.map((kind) => `'${kind}'`).join(', ')})`,
+    ];
+    if (cursor) {
+      const after = decodeCursor(cursor);
+      where.push(`(t.created_at, t.id) < (${bind(after.createdAt, '::timestamptz')}, ${bind(after.id, '::uuid')})`);
+    }
+    const text = `SELECT ${LEDGER_ROW_COLUMNS} FROM transactions t WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${bind(limit + 1)}`;
+    return this.reads.rows<LedgerRow>(sqlStatement('card_movements_page', text, values));
   }
 
   /** The card's movements still open (`created`, `unknown`, `pending`): their references and provider ids. */
@@ -450,7 +466,7 @@ export class LedgerRepository {
 
   // ---- Many rows at once (provider callbacks applied in batches: WebhooksService). These statements
   // go through node-postgres (PrismaService.sql, the same connections): Prisma's own cost per raw
-  // statement is several times the statement's. Rows read are typed as Prisma reads them (LEDGER_ROW_TYPES).
+  // statement is several times the statement's. Rows read are typed as Prisma reads them (READ_POOL_TYPES, src/database/sql.ts).
 
   /**
    * For each `{providerId, reference}` of `keys`, in order: the row of `kind` matched by the
@@ -472,7 +488,7 @@ export class LedgerRepository {
         WHERE t.kind = ${kind}::"TransactionKind" AND (t.provider_id = k.provider_id OR t.reference = k.reference)
         ORDER BY (t.provider_id = k.provider_id) DESC NULLS LAST
         LIMIT 1) t`,
-      LEDGER_ROW_TYPES,
+      READ_POOL_TYPES,
     );
     const found: Array<LedgerRow | null> = keys.map(() => null);
     for (const { ord, ...row } of rows) found[Number(ord) - 1] = row;
@@ -550,6 +566,3 @@ export class LedgerRepository {
     return new Set(rows.map((row) => row.id));
   }
 }
-
-/** Column types as Prisma reads them, for ledger rows read through node-postgres: int8 → bigint, numeric → Decimal. */
-const LEDGER_ROW_TYPES = PRISMA_ROW_TYPES;

@@ -418,7 +418,7 @@ export class LedgerService {
    * (keyset on createdAt, id, after `cursor`): `limit + 1` rows, the extra one saying there is a next page.
    * @throws ValidationError (400) on a malformed cursor.
    */
-  listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<Transaction[]> {
+  listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<LedgerRow[]> {
     return this.repository.listCardMovements(cardId, cursor, limit);
   }
 

@@ -1,15 +1,15 @@
 /**
  * SQL for the finance reads of the ledger (rows: LEDGER_ROW_COLUMNS, ledger-row.ts), as pure functions (no I/O) so that the text of each
  * statement depends only on which filters are present, never on their values: values are always
- * bind parameters. The repository prepares each distinct text once per connection under a name
- * derived from it (transactions.repository.ts).
+ * bind parameters. The read pool prepares each distinct text once per connection under a name
+ * derived from it (src/database/sql.ts statementName).
  *
  * Every list and export walks the keyset (created_at, id): `ORDER BY created_at DESC, id DESC`
  * (or both ASC), and the next page starts strictly after the last row with a row comparison, which
  * PostgreSQL answers from the (filter column, created_at DESC, id DESC) indexes of the
  * `finance_indexes` migration. No OFFSET anywhere.
  */
-import { createHash } from 'node:crypto';
+import { type SqlStatement, statementName } from '../database/sql';
 import type { TransactionDirection, TransactionKind, TransactionStatus } from '../generated/prisma/enums';
 import { LEDGER_ROW_COLUMNS } from './ledger-row';
 
@@ -44,13 +44,6 @@ export type SortOrder = 'asc' | 'desc';
 export interface KeysetPosition {
   createdAt: Date;
   id: string;
-}
-
-/** A statement's text and values, plus a stable name for a server-side prepared statement. */
-export interface SqlStatement {
-  name: string;
-  text: string;
-  values: unknown[];
 }
 
 /** Equality filters and their columns, in a fixed order (the statement text must be stable). */
@@ -94,11 +87,6 @@ export function filterConditions(filter: TransactionFilter, values: unknown[]): 
   if (filter.amountMin !== undefined) where.push(`t.amount >= ${bind(filter.amountMin.toString())}::bigint`);
   if (filter.amountMax !== undefined) where.push(`t.amount <= ${bind(filter.amountMax.toString())}::bigint`);
   return where;
-}
-
-/** A name for a prepared statement, unique to its text. */
-export function statementName(prefix: string, text: string): string {
-  return `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
 }
 
 function orderBy(order: SortOrder): string {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
+import { ReadPool } from '../../src/database/read-pool';
 import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import type { LedgerRow } from '../../src/transactions/ledger-row';
 import { TransactionsRepository } from '../../src/transactions/transactions.repository';
@@ -135,6 +136,7 @@ describe('TransactionsRepository on a real database', () => {
     expect(rows.map((r) => r.createdAt.getTime())).toEqual(
       [...rows.map((r) => r.createdAt.getTime())].sort((x, y) => x - y),
     );
-    expect(repo.poolStats().total).toBe(repo.poolStats().idle);
+    const pool = world.moduleRef.get(ReadPool).stats();
+    expect(pool.total).toBe(pool.idle);
   });
 });

@@ -4,6 +4,7 @@ import { ConfigService } from '@nestjs/config';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { PII_CIPHER_PROVIDER } from '../../src/common/crypto/pii-cipher';
 import { PrismaService } from '../../src/database/prisma.service';
+import { ReadPool } from '../../src/database/read-pool';
 import type { Transaction, TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import { ShutdownService } from '../../src/lifecycle/shutdown.service';
 import { createTestDatabase, type TestDatabase } from './database';
@@ -17,8 +18,8 @@ export interface MediumWorld {
 }
 
 /**
- * Builds a Nest testing module with `providers` (the real classes), PrismaService on a fresh test
- * database, PiiCipher (PII_ENCRYPTION_KEYS from `env`, else the development key), and a ConfigService holding DATABASE_URL plus `env` (the settings those providers read).
+ * Builds a Nest testing module with `providers` (the real classes), PrismaService and the ReadPool
+ * on a fresh test database, PiiCipher (PII_ENCRYPTION_KEYS from `env`, else the development key), and a ConfigService holding DATABASE_URL plus `env` (the settings those providers read).
  */
 export async function mediumWorld(providers: Provider[], env: Record<string, unknown> = {}): Promise<MediumWorld> {
   const db = await createTestDatabase();
@@ -27,6 +28,7 @@ export async function mediumWorld(providers: Provider[], env: Record<string, unk
       { provide: ConfigService, useValue: new ConfigService({ DATABASE_URL: db.url, ...env }) },
       ShutdownService,
       PrismaService,
+      ReadPool,
       PII_CIPHER_PROVIDER,
       ...providers,
     ],

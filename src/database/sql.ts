@@ -1,0 +1,87 @@
+/**
+ * What the read pool (read-pool.ts) runs, as plain values: a statement (text, bind values, and a
+ * name for a server-side prepared statement), and the pool settings and column types every
+ * reader of it shares (the raw baseline of the read benchmarks included). No I/O here.
+ */
+import { createHash } from 'node:crypto';
+import { types as pgTypes } from 'pg';
+import { Prisma } from '../generated/prisma/client';
+
+/** A statement's text and values, plus a stable name for a server-side prepared statement. */
+export interface SqlStatement {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
+/** A name for a prepared statement, unique to its text (`prefix_` + 16 hex digits of its SHA-1). */
+export function statementName(prefix: string, text: string): string {
+  return `${prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * A statement with a fixed text (a read by id, say): its name derived from the text once, its
+ * values given at each call. `named('customer_by_id', 'SELECT … WHERE id = $1')(id)`.
+ */
+export function namedStatement(prefix: string, text: string): (...values: unknown[]) => SqlStatement {
+  const name = statementName(prefix, text);
+  return (...values) => ({ name, text, values });
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/**
+ * Column types as Prisma reads them, so that a row read here is the same type Prisma hands out
+ * (the model types: Customer, Card, LedgerRow…): int8 → bigint (exact), numeric → Prisma's
+ * Decimal (exact; aggregates are cast to text in the SQL); every other type as node-postgres
+ * parses it (timestamptz → Date, json/jsonb → parsed JSON, bool → boolean, enums and uuid → string).
+ */
+export const READ_POOL_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID
+      ? (value: string) => BigInt(value)
+      : oid === NUMERIC_OID
+        ? (value: string) => new Prisma.Decimal(value)
+        : (pgTypes.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pgTypes.getTypeParser,
+};
+
+/**
+ * node-postgres pool options from DATABASE_URL for the read pool: at most `max` connections, the
+ * column types above; `?schema=NAME` becomes the search_path (as createPgAdapter does for Prisma).
+ */
+export function readPoolConfig(connectionString: string, max: number) {
+  const url = new URL(connectionString);
+  const schema = url.searchParams.get('schema');
+  url.searchParams.delete('schema');
+  return {
+    connectionString: url.toString(),
+    max,
+    types: READ_POOL_TYPES,
+    application_name: 'wallet-gateway-reads',
+    ...(schema ? { options: `-c search_path="${schema.replace(/"/g, '""')}"` } : {}),
+  };
+}
+
+const namesByText = new Map<string, string>();
+
+/**
+ * A statement whose text depends on which filters are present (a list), named by its text: the
+ * name is derived once per distinct text (there are a handful per list), then remembered.
+ */
+export function sqlStatement(prefix: string, text: string, values: unknown[]): SqlStatement {
+  let name = namesByText.get(text);
+  if (name === undefined) {
+    name = statementName(prefix, text);
+    namesByText.set(text, name);
+  }
+  return { name, text, values };
+}
+
+/** While a statement's text is built: `bind(value, cast?)` appends `value` to `values` and returns its `$n` (with the cast). */
+export function binder(values: unknown[]): (value: unknown, cast?: string) => string {
+  return (value, cast = '') => {
+    values.push(value);
+    return `$${values.length}${cast}`;
+  };
+}
