@@ -21,7 +21,7 @@ import { bindRequestContext } from './common/request-context';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
 import { ShutdownService } from './lifecycle/shutdown.service';
-import { bindRequestLogger, createRootLogger, RequestLogController } from './logging';
+import { createRootLogger, RequestLogController } from './logging';
 import { MetricsService } from './metrics/metrics.service';
 
 /** Retry-After (seconds) on the 503 a closing instance answers: another instance takes the retry. */
@@ -100,7 +100,6 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   // No Nest signal hooks: main.ts stops the app in order on SIGTERM (lifecycle/stop-signals.ts).
 
   const fastify = app.getHttpAdapter().getInstance();
-  bindRequestLogger(fastify);
   bindRequestContext(fastify);
   const metrics = app.get(MetricsService);
   const shutdown = app.get(ShutdownService);

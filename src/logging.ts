@@ -1,6 +1,6 @@
 import type { AsyncLocalStorage } from 'node:async_hooks';
 import path from 'node:path';
-import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Params } from 'nestjs-pino';
 import pino from 'pino';
 
@@ -50,6 +50,9 @@ export class RequestLogController extends LogController {
     if (quiet(request.url)) return;
     const status = reply.statusCode;
     const level = error || status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+    // Below the configured level (LOG_LEVEL=warn: every 2xx), nothing is built.
+    // (request.log is a child of the pino logger given to Fastify, createRootLogger.)
+    if (!(request.log as pino.Logger).isLevelEnabled(level)) return;
     request.log[level](
       {
         req: { id: request.id, method: request.method, url: request.url },
@@ -92,17 +95,13 @@ export function loggerOptions(level: string, file?: string): Params {
 
 /**
  * nestjs-pino's request store: the AsyncLocalStorage its `Logger` reads the current request's
- * logger from. The package does not export it, so it is loaded by file path (nestjs-pino is pinned;
- * test/platform.e2e-spec.ts fails if a service's log line loses the request id).
+ * logger from (`getStore()?.logger`, the root logger when there is none). The package does not
+ * export it, so it is loaded by file path (nestjs-pino is pinned; test/platform.e2e-spec.ts fails if
+ * a service's log line loses the request id). The request context lives in it too
+ * (common/request-context.ts `bindRequestContext`).
  */
-const pinoRequestStore = require(path.join(path.dirname(require.resolve('nestjs-pino')), 'storage.js')) as {
-  storage: AsyncLocalStorage<unknown>;
-  Store: new (logger: unknown) => unknown;
-};
-
-/** Runs each request inside nestjs-pino's store holding Fastify's request logger (what its middleware did). */
-export function bindRequestLogger(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    pinoRequestStore.storage.run(new pinoRequestStore.Store(request.log), done);
-  });
-}
+export const pinoStorage = (
+  require(path.join(path.dirname(require.resolve('nestjs-pino')), 'storage.js')) as {
+    storage: AsyncLocalStorage<unknown>;
+  }
+).storage;

@@ -19,6 +19,7 @@ export const KEY_CACHE_TTL_MS = 5_000;
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  /** Verified keys (the key itself, not its hash) → their client, until `expiresAt` (ms since epoch). */
   private readonly cache = new Map<string, { client: AuthenticatedClient; expiresAt: number }>();
 
   /** OWNERSHIP=client: a key sees only what its client created (audit/ownership.ts). */
@@ -62,20 +63,27 @@ export class ApiKeyGuard implements CanActivate {
     return true;
   }
 
+  /**
+   * The client of a `Bearer` key. Verified keys are remembered for KEY_CACHE_TTL_MS by the key
+   * itself (this process already holds it, in the request), so a repeat costs a Map lookup and no
+   * SHA-256; the database is asked by the key's hash.
+   * @throws DomainError `unauthorized` (401) for a missing, malformed, unknown or revoked key.
+   */
   private async authenticate(header: unknown): Promise<AuthenticatedClient> {
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) throw new DomainError(ErrorCode.Unauthorized, 'Send an API key as "Authorization: Bearer <key>".');
-    const keyHash = hashApiKey(match[1]);
-    const cached = this.cache.get(keyHash);
+    const key = match[1];
+    const cached = this.cache.get(key);
     if (cached && cached.expiresAt > Date.now()) return cached.client;
+    const keyHash = hashApiKey(key);
     const row = await this.clients.findActiveByKeyHash(keyHash);
     if (!row) {
-      this.cache.delete(keyHash);
+      this.cache.delete(key);
       throw new DomainError(ErrorCode.Unauthorized, 'The API key is unknown or revoked.');
     }
     const client = { id: row.id, name: row.name, scopes: row.scopes };
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(keyHash, { client, expiresAt: Date.now() + KEY_CACHE_TTL_MS });
+    this.cache.set(key, { client, expiresAt: Date.now() + KEY_CACHE_TTL_MS });
     return client;
   }
 }

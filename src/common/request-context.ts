@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyInstance } from 'fastify';
+import { pinoStorage } from '../logging';
 
 /** The API client a request acts for, as the audit trail names it. */
 export interface AuditActor {
@@ -24,31 +24,49 @@ export interface RequestContext {
   ownerOnly?: boolean;
 }
 
-const storage = new AsyncLocalStorage<RequestContext>();
+/**
+ * What a request runs inside, in nestjs-pino's store (logging.ts `pinoStorage`): one
+ * AsyncLocalStorage per request, not two (under Node 20 every promise created while a store is
+ * enabled copies each enabled store, so a second one costs on every await of every request).
+ * It has nestjs-pino's `Store` shape (`logger`, reassigned by `PinoLogger.assign`) plus the context.
+ */
+class RequestScope {
+  responseLogger: undefined;
 
-/** Runs each HTTP request inside its own context (a Fastify hook, like the request logger's). */
+  constructor(
+    readonly context: RequestContext,
+    public logger: unknown,
+  ) {}
+}
+
+/**
+ * Runs each HTTP request inside its own scope (a Fastify onRequest hook): its context, and Fastify's
+ * request logger (`request.log`, which binds `reqId`) for every line Nest's `Logger` writes while
+ * it runs (what nestjs-pino's middleware would do, without Nest's middleware layer).
+ */
 export function bindRequestContext(fastify: FastifyInstance): void {
   fastify.addHook('onRequest', (request, _reply, done) => {
-    storage.run({ requestId: request.id, recorded: false }, done);
+    pinoStorage.run(new RequestScope({ requestId: request.id, recorded: false }, request.log), done);
   });
 }
 
-/** Runs `work` inside `context` (a CLI command, a test). */
+/** Runs `work` inside `context` (a CLI command, a test); Nest's `Logger` writes through the root logger there. */
 export function runWithRequestContext<T>(context: RequestContext, work: () => Promise<T>): Promise<T> {
-  return storage.run(context, work);
+  return pinoStorage.run(new RequestScope(context, undefined), work);
 }
 
 /** The context of the request running now, if any (none in jobs, callbacks applied in the background, the CLI). */
 export function currentRequestContext(): RequestContext | undefined {
-  return storage.getStore();
+  const scope = pinoStorage.getStore();
+  return scope instanceof RequestScope ? scope.context : undefined;
 }
 
 /** The API client the current request acts for, if any. */
 export function currentActor(): AuditActor | undefined {
-  return storage.getStore()?.actor;
+  return currentRequestContext()?.actor;
 }
 
 /** The id of the HTTP request this code runs for (sent upstream as `x-request-id`); undefined outside a request. */
 export function currentRequestId(): string | undefined {
-  return storage.getStore()?.requestId;
+  return currentRequestContext()?.requestId;
 }

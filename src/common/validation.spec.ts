@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { ValidationError } from './errors';
 import { createValidationPipe, ParseCountryPipe } from './validation';
@@ -78,6 +78,26 @@ describe('the global validation pipe: remembered valid queries', () => {
     expect(await pipe.transform({ cursor: 'abc', limit: '5' }, query)).toEqual(
       Object.assign(new PageQuery(), { cursor: 'abc', limit: 5 }),
     );
+  });
+});
+
+describe('the global validation pipe: remembered queries whose instance holds objects', () => {
+  class TagsQuery {
+    @IsOptional()
+    @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.split(',') : value))
+    @IsString({ each: true })
+    tags?: string[];
+  }
+  const query = { type: 'query' as const, metatype: TagsQuery, data: undefined };
+
+  it('builds a new instance each time, sharing no array with an earlier answer', async () => {
+    const pipe = createValidationPipe();
+    for (let i = 0; i < 3; i++) {
+      const tags = (await pipe.transform({ tags: 'a,b' }, query)) as TagsQuery;
+      expect(tags).toBeInstanceOf(TagsQuery);
+      expect(tags.tags).toEqual(['a', 'b']);
+      tags.tags?.push('mutated'); // a fresh array each time: mutating one changes no other
+    }
   });
 });
 

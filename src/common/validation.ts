@@ -37,11 +37,15 @@ export function flattenValidationErrors(errors: ClassValidatorError[], parent = 
  * It also remembers, per query DTO class, the query strings it found valid (at most
  * VALID_QUERIES_PER_TYPE each, forgotten all at once beyond): whether a query is valid depends on
  * it alone, so a repeated one (a page size, `refresh=false`, an empty query: most GETs) skips
- * class-validator and only builds the DTO instance, as a valid one is built. Only plain queries
- * are remembered (names of letters, digits and `_`; string values); anything else is validated as usual.
+ * class-validator. It is answered with a copy of the instance built the first time (a new object
+ * of the DTO's class with the same own fields), when every field of that instance is a primitive
+ * (string, number, boolean, null, undefined), else with a new instance built by class-transformer
+ * as a valid one is built. Only plain queries are remembered (names of letters, digits and `_`;
+ * string values); anything else is validated as usual.
  */
 class GatewayValidationPipe extends ValidationPipe {
-  private readonly validQueries = new WeakMap<object, Set<string>>();
+  /** Per query DTO class: valid query string → a pristine copy of its instance (null: rebuild it). */
+  private readonly validQueries = new WeakMap<object, Map<string, object | null>>();
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param') {
@@ -52,15 +56,30 @@ class GatewayValidationPipe extends ValidationPipe {
     const key = metadata.type === 'query' && typeof type === 'function' ? plainQueryKey(value) : undefined;
     if (key === undefined || typeof type !== 'function') return super.transform(value, metadata);
     const known = this.validQueries.get(type);
-    if (known?.has(key)) return plainToInstance(type, value);
+    const template = known?.get(key);
+    if (template) return copyOf(template);
+    if (template === null) return plainToInstance(type, value);
     const result: unknown = await super.transform(value, metadata);
-    if (!known) this.validQueries.set(type, new Set([key]));
+    const kept = typeof result === 'object' && result !== null && onlyPrimitives(result) ? copyOf(result) : null;
+    if (!known) this.validQueries.set(type, new Map([[key, kept]]));
     else {
       if (known.size >= VALID_QUERIES_PER_TYPE) known.clear();
-      known.add(key);
+      known.set(key, kept);
     }
     return result;
   }
+}
+
+/** A new object of `instance`'s class holding its own fields (shallow: for instances of primitives only). */
+function copyOf(instance: object): object {
+  return Object.assign(Object.create(Object.getPrototypeOf(instance) as object | null) as object, instance);
+}
+
+/** Whether every own field of `instance` is a primitive (so a shallow copy shares nothing mutable). */
+function onlyPrimitives(instance: object): boolean {
+  return Object.values(instance).every(
+    (item) => item === null || (typeof item !== 'object' && typeof item !== 'function'),
+  );
 }
 
 /** How many valid query strings the validation pipe remembers per query DTO class. */

@@ -30,12 +30,78 @@ export function namedStatement(prefix: string, text: string): (...values: unknow
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
+const TIMESTAMPTZ_OID = 1184;
+
+/** The number written in `text` from `start` to `end` (ASCII digits only), or NaN. */
+function digitsAt(text: string, start: number, end: number): number {
+  let value = 0;
+  for (let i = start; i < end; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return NaN;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+const defaultTimestamptz = pgTypes.getTypeParser(TIMESTAMPTZ_OID, 'text') as (value: string) => unknown;
+
+/**
+ * A timestamptz as PostgreSQL writes it with DateStyle ISO (`2026-11-25 10:42:27.123+00`; 0–6
+ * fraction digits, kept to the millisecond; an offset of ±HH, ±HH:MM or ±HH:MM:SS, whatever the
+ * session's TimeZone) → Date, read character by character: node-postgres's parser (postgres-date)
+ * cost a few percent of a hot read's CPU. Anything else (years before 100 or past 9999, BC,
+ * `infinity`) is left to node-postgres's parser.
+ */
+export function parseTimestamptz(text: string): unknown {
+  const year = digitsAt(text, 0, 4);
+  if (
+    text.length < 22 ||
+    !(year >= 100) ||
+    text[4] !== '-' ||
+    text[7] !== '-' ||
+    text[10] !== ' ' ||
+    text[13] !== ':' ||
+    text[16] !== ':'
+  )
+    return defaultTimestamptz(text);
+  let i = 19;
+  let ms = 0;
+  if (text[i] === '.') {
+    const start = ++i;
+    while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
+    const fraction = text.slice(start, Math.min(i, start + 3)).padEnd(3, '0');
+    ms = i > start ? digitsAt(fraction, 0, 3) : NaN;
+  }
+  const sign = text[i] === '+' ? 1 : text[i] === '-' ? -1 : 0;
+  const rest = text.length - i - 1;
+  const offset =
+    rest === 2
+      ? digitsAt(text, i + 1, i + 3) * 3600
+      : rest === 5 && text[i + 3] === ':'
+        ? digitsAt(text, i + 1, i + 3) * 3600 + digitsAt(text, i + 4, i + 6) * 60
+        : rest === 8 && text[i + 3] === ':' && text[i + 6] === ':'
+          ? digitsAt(text, i + 1, i + 3) * 3600 + digitsAt(text, i + 4, i + 6) * 60 + digitsAt(text, i + 7, i + 9)
+          : NaN;
+  const time =
+    Date.UTC(
+      year,
+      digitsAt(text, 5, 7) - 1,
+      digitsAt(text, 8, 10),
+      digitsAt(text, 11, 13),
+      digitsAt(text, 14, 16),
+      digitsAt(text, 17, 19),
+      ms,
+    ) -
+    sign * offset * 1000;
+  return sign === 0 || Number.isNaN(time) ? defaultTimestamptz(text) : new Date(time);
+}
 
 /**
  * Column types as Prisma reads them, so that a row read here is the same type Prisma hands out
  * (the model types: Customer, Card, LedgerRow…): int8 → bigint (exact), numeric → Prisma's
  * Decimal (exact; aggregates are cast to text in the SQL); every other type as node-postgres
- * parses it (timestamptz → Date, json/jsonb → parsed JSON, bool → boolean, enums and uuid → string).
+ * parses it (timestamptz → Date, by `parseTimestamptz`; json/jsonb → parsed JSON, bool → boolean,
+ * enums and uuid → string).
  */
 export const READ_POOL_TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -43,7 +109,9 @@ export const READ_POOL_TYPES = {
       ? (value: string) => BigInt(value)
       : oid === NUMERIC_OID
         ? (value: string) => new Prisma.Decimal(value)
-        : (pgTypes.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pgTypes.getTypeParser,
+        : oid === TIMESTAMPTZ_OID && format !== 'binary'
+          ? parseTimestamptz
+          : (pgTypes.getTypeParser(oid, format) as (value: string) => unknown)) as typeof pgTypes.getTypeParser,
 };
 
 /**

@@ -48,24 +48,34 @@ export function toTransactionDto(row: LedgerRow): TransactionDto {
     row.counterAmount === null || row.counterCurrency === null
       ? undefined
       : tryFormatMajor(row.counterAmount, row.counterCurrency);
-  return {
-    ...commonFields(row),
+  // Built field by field in the JSON's order (commonFields' first), each optional decimal added
+  // only when known: no spread of intermediate objects (a page maps 20–100 rows).
+  const dto: TransactionDto = {
+    id: row.id,
+    status: row.status,
+    reference: row.reference,
+    providerId: row.providerId,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
     kind: row.kind,
     direction: row.direction,
     amount: minorToJson(row.amount),
     fee: minorToJson(row.fee),
     currency: row.currency,
-    ...(amountDecimal === undefined ? {} : { amountDecimal }),
-    ...(feeDecimal === undefined ? {} : { feeDecimal }),
-    counterAmount: row.counterAmount === null ? null : minorToJson(row.counterAmount),
-    counterCurrency: row.counterCurrency,
-    ...(counterAmountDecimal === undefined ? {} : { counterAmountDecimal }),
-    exchangeRate: rateOf(row),
-    customerId: row.customerId,
-    beneficiaryId: row.beneficiaryId,
-    cardId: row.cardId,
-    description: row.description,
-  };
+  } as TransactionDto;
+  if (amountDecimal !== undefined) dto.amountDecimal = amountDecimal;
+  if (feeDecimal !== undefined) dto.feeDecimal = feeDecimal;
+  dto.counterAmount = row.counterAmount === null ? null : minorToJson(row.counterAmount);
+  dto.counterCurrency = row.counterCurrency;
+  if (counterAmountDecimal !== undefined) dto.counterAmountDecimal = counterAmountDecimal;
+  dto.exchangeRate = rateOf(row);
+  dto.customerId = row.customerId;
+  dto.beneficiaryId = row.beneficiaryId;
+  dto.cardId = row.cardId;
+  dto.description = row.description;
+  return dto;
 }
 
 /** A row of GET_WITH_HISTORY → the detail answer, history oldest first with ISO times. */
@@ -89,8 +99,16 @@ export function toTransactionDetailDto(row: TransactionWithHistoryRow): Transact
  * @throws ValidationError (400) for an amount beyond the largest safe JSON integer (money.ts minorToNumber).
  */
 export function toPayoutDto(row: LedgerRow): PayoutDto {
+  // commonFields' fields written out, in its order (the JSON's): one object, not two.
   return {
-    ...commonFields(row),
+    id: row.id,
+    status: row.status,
+    reference: row.reference,
+    providerId: row.providerId,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
     customerId: row.customerId as string,
     beneficiaryId: row.beneficiaryId as string,
     amount: minorToNumber(row.amount),
@@ -128,8 +146,16 @@ export function toSwapDto(row: LedgerRow, quoteId: string): SwapDto {
  * @throws ValidationError (400) for an amount beyond the largest safe JSON integer.
  */
 export function toCardMovementDto(row: LedgerRow): CardTransactionDto {
+  // commonFields' fields written out, in its order (the JSON's): one object per movement of a page, not two.
   return {
-    ...commonFields(row),
+    id: row.id,
+    status: row.status,
+    reference: row.reference,
+    providerId: row.providerId,
+    failureReason: row.failureReason,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    completedAt: row.completedAt?.toISOString() ?? null,
     cardId: row.cardId as string,
     kind: row.kind,
     direction: row.direction,

@@ -41,7 +41,7 @@ export class FixedWindowThrottlerStorage implements ThrottlerStorage {
   }
 
   /** The synchronous work of `increment` (a Map lookup and a few additions). */
-  private count(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): ThrottleRecord {
+  count(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): ThrottleRecord {
     const now = this.now();
     this.sweep(now, ttl);
     const id = `${throttlerName}:${key}`;

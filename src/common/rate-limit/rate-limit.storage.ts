@@ -60,30 +60,45 @@ export class RateLimitStorage implements ThrottlerStorage, OnModuleInit, OnAppli
   }
 
   /** ThrottlerStorage: counts one hit; never throws (see the class comment). */
-  async increment(
+  increment(
     key: string,
     ttl: number,
     limit: number,
     blockDuration: number,
     throttlerName: string,
   ): Promise<ThrottleRecord> {
-    let record: ThrottleRecord;
-    if (this.memory) {
-      record = await this.memory.increment(key, ttl, limit, blockDuration, throttlerName);
-    } else {
-      try {
-        record = await (this.redis as RedisThrottlerStorage).increment(key, ttl, limit, blockDuration, throttlerName);
-      } catch (error) {
-        this.metrics.rateLimitStoreErrors.inc();
-        this.warn('hit', error);
-        return {
-          totalHits: 0,
-          timeToExpire: Math.max(1, Math.ceil(ttl / 1000)),
-          isBlocked: false,
-          timeToBlockExpire: 0,
-        };
-      }
+    // In memory the count is synchronous: one resolved promise, not a chain of them.
+    if (this.memory)
+      return Promise.resolve(
+        this.counted(this.memory.count(key, ttl, limit, blockDuration, throttlerName), throttlerName),
+      );
+    return this.incrementInRedis(this.redis as RedisThrottlerStorage, key, ttl, limit, blockDuration, throttlerName);
+  }
+
+  private async incrementInRedis(
+    redis: RedisThrottlerStorage,
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottleRecord> {
+    try {
+      return this.counted(await redis.increment(key, ttl, limit, blockDuration, throttlerName), throttlerName);
+    } catch (error) {
+      this.metrics.rateLimitStoreErrors.inc();
+      this.warn('hit', error);
+      return {
+        totalHits: 0,
+        timeToExpire: Math.max(1, Math.ceil(ttl / 1000)),
+        isBlocked: false,
+        timeToBlockExpire: 0,
+      };
     }
+  }
+
+  /** Counts a refused request in `rate_limit_rejections_total`; returns the record. */
+  private counted(record: ThrottleRecord, throttlerName: string): ThrottleRecord {
     if (record.isBlocked) this.metrics.rateLimitRejections.inc({ throttler: throttlerName });
     return record;
   }
