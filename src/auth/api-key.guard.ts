@@ -64,26 +64,25 @@ export class ApiKeyGuard implements CanActivate {
   }
 
   /**
-   * The client of a `Bearer` key. Verified keys are remembered for KEY_CACHE_TTL_MS by the key
-   * itself (this process already holds it, in the request), so a repeat costs a Map lookup and no
-   * SHA-256; the database is asked by the key's hash.
+   * The client of a `Bearer` key. Verified keys are remembered for KEY_CACHE_TTL_MS by their
+   * SHA-256 (never the key itself: a plain key kept in a long-lived map would outlive its request
+   * in the heap), so a repeat costs one hash and a Map lookup; the database is asked by the hash.
    * @throws DomainError `unauthorized` (401) for a missing, malformed, unknown or revoked key.
    */
   private async authenticate(header: unknown): Promise<AuthenticatedClient> {
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) throw new DomainError(ErrorCode.Unauthorized, 'Send an API key as "Authorization: Bearer <key>".');
-    const key = match[1];
-    const cached = this.cache.get(key);
+    const keyHash = hashApiKey(match[1]);
+    const cached = this.cache.get(keyHash);
     if (cached && cached.expiresAt > Date.now()) return cached.client;
-    const keyHash = hashApiKey(key);
     const row = await this.clients.findActiveByKeyHash(keyHash);
     if (!row) {
-      this.cache.delete(key);
+      this.cache.delete(keyHash);
       throw new DomainError(ErrorCode.Unauthorized, 'The API key is unknown or revoked.');
     }
     const client = { id: row.id, name: row.name, scopes: row.scopes };
     if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(key, { client, expiresAt: Date.now() + KEY_CACHE_TTL_MS });
+    this.cache.set(keyHash, { client, expiresAt: Date.now() + KEY_CACHE_TTL_MS });
     return client;
   }
 }
