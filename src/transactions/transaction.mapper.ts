@@ -48,8 +48,8 @@ export function toTransactionDto(row: LedgerRow): TransactionDto {
     row.counterAmount === null || row.counterCurrency === null
       ? undefined
       : tryFormatMajor(row.counterAmount, row.counterCurrency);
-  // Built field by field in the JSON's order (commonFields' first), each optional decimal added
-  // only when known: no spread of intermediate objects (a page maps 20–100 rows).
+  // One typed object in the JSON's order (commonFields' first), no spread of intermediate objects
+  // (a page maps 20–100 rows); an optional decimal that is not known is undefined, which JSON leaves out.
   const dto: TransactionDto = {
     id: row.id,
     status: row.status,
@@ -64,17 +64,17 @@ export function toTransactionDto(row: LedgerRow): TransactionDto {
     amount: minorToJson(row.amount),
     fee: minorToJson(row.fee),
     currency: row.currency,
-  } as TransactionDto;
-  if (amountDecimal !== undefined) dto.amountDecimal = amountDecimal;
-  if (feeDecimal !== undefined) dto.feeDecimal = feeDecimal;
-  dto.counterAmount = row.counterAmount === null ? null : minorToJson(row.counterAmount);
-  dto.counterCurrency = row.counterCurrency;
-  if (counterAmountDecimal !== undefined) dto.counterAmountDecimal = counterAmountDecimal;
-  dto.exchangeRate = rateOf(row);
-  dto.customerId = row.customerId;
-  dto.beneficiaryId = row.beneficiaryId;
-  dto.cardId = row.cardId;
-  dto.description = row.description;
+    amountDecimal,
+    feeDecimal,
+    counterAmount: row.counterAmount === null ? null : minorToJson(row.counterAmount),
+    counterCurrency: row.counterCurrency,
+    counterAmountDecimal,
+    exchangeRate: rateOf(row),
+    customerId: row.customerId,
+    beneficiaryId: row.beneficiaryId,
+    cardId: row.cardId,
+    description: row.description,
+  };
   return dto;
 }
 
