@@ -15,6 +15,23 @@ import {
 import { piiKeyRingFrom } from '../common/crypto/pii-cipher';
 import { PiiKeyError } from '../common/crypto/pii-key-ring';
 
+/** An environment variable read as a number, `fallback` when unset or empty (then validated by the decorators below it). */
+function NumberOr(fallback?: number): PropertyDecorator {
+  return Transform(({ value }) => (value === undefined || value === '' ? fallback : Number(value)));
+}
+
+/** An environment variable read as a boolean (`true`/`"true"`), `fallback` when unset or empty. */
+function BooleanOr(fallback: boolean): PropertyDecorator {
+  return Transform(({ value }) =>
+    value === undefined || value === '' ? fallback : value === true || value === 'true',
+  );
+}
+
+/** An environment variable read as text, `fallback` when unset or empty. */
+function TextOr(fallback: string): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (value === undefined || value === '' ? fallback : value));
+}
+
 /** `CUR:minor,CUR:minor` (PAYOUT_APPROVAL_THRESHOLDS), possibly empty. */
 const THRESHOLDS_FORMAT = /^$|^[A-Z]{3,5}:\d{1,18}(,[A-Z]{3,5}:\d{1,18})*$/;
 
@@ -54,7 +71,7 @@ export class Env {
   NODE_ENV: 'development' | 'production' | 'test' = 'development';
 
   /** Port the gateway listens on. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 3000 : Number(value)))
+  @NumberOr(3000)
   @IsInt()
   @Min(0)
   @Max(65535)
@@ -104,7 +121,7 @@ export class Env {
   PII_HMAC_KEY?: string;
 
   /** Per-request timeout for provider calls, in milliseconds. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 10000 : Number(value)))
+  @NumberOr(10000)
   @IsInt()
   @Min(50)
   @Max(120000)
@@ -115,13 +132,13 @@ export class Env {
   PUBLIC_BASE_URL: string;
 
   /** Requests per minute allowed per API key. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 600 : Number(value)))
+  @NumberOr(600)
   @IsInt()
   @Min(1)
   RATE_LIMIT_PER_MINUTE = 600;
 
   /** Largest accepted request body, in bytes. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 1048576 : Number(value)))
+  @NumberOr(1048576)
   @IsInt()
   @Min(1024)
   BODY_LIMIT_BYTES = 1048576;
@@ -132,7 +149,7 @@ export class Env {
   LOG_LEVEL = 'info';
 
   /** Run the background jobs (reconciliation, expiry) on pg-boss in this instance (default true). */
-  @Transform(({ value }) => (value === undefined || value === '' ? true : value === true || value === 'true'))
+  @BooleanOr(true)
   @IsBoolean()
   JOBS_ENABLED = true;
 
@@ -141,12 +158,12 @@ export class Env {
    * stored and applies it right after, in this process (provider-webhooks.md: "Answer 200 quickly; do
    * the work after storing"); `inline` applies it before answering and reports the outcome (tests, debugging).
    */
-  @Transform(({ value }: { value: unknown }) => (value === undefined || value === '' ? 'background' : value))
+  @TextOr('background')
   @IsIn(['background', 'inline'])
   WEBHOOK_APPLY: 'background' | 'inline' = 'background';
 
   /** How many stored callbacks this instance applies at once in `background` mode (default 4). */
-  @Transform(({ value }) => (value === undefined || value === '' ? 4 : Number(value)))
+  @NumberOr(4)
   @IsInt()
   @Min(1)
   @Max(64)
@@ -156,13 +173,13 @@ export class Env {
    * Callbacks one instance holds in memory waiting to be applied (default 2000); past it they wait
    * in the inbox, marked due, and are taken from there in batches.
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 2000 : Number(value)))
+  @NumberOr(2000)
   @IsInt()
   @Min(1)
   WEBHOOK_APPLY_QUEUE_LIMIT = 2000;
 
   /** Outbound events: how often each instance looks for due outbox messages (with JOBS_ENABLED), in ms. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
+  @NumberOr(1000)
   @IsInt()
   @Min(50)
   @Max(600000)
@@ -172,21 +189,21 @@ export class Env {
    * Audit trail: how often each instance seals committed audit events into the hash chain (with
    * JOBS_ENABLED), in ms (default 1000). GET /v1/audit-events and `npm run audit -- verify` also seal first.
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 1000 : Number(value)))
+  @NumberOr(1000)
   @IsInt()
   @Min(50)
   @Max(600000)
   AUDIT_SEAL_MS = 1000;
 
   /** Outbound events: attempts per message before it is marked `failed` (retries back off up to 8 h apart). */
-  @Transform(({ value }) => (value === undefined || value === '' ? 12 : Number(value)))
+  @NumberOr(12)
   @IsInt()
   @Min(1)
   @Max(50)
   OUTBOX_MAX_ATTEMPTS = 12;
 
   /** Outbound events: time allowed for one delivery attempt (connect, send, answer), in ms. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 10000 : Number(value)))
+  @NumberOr(10000)
   @IsInt()
   @Min(100)
   @Max(60000)
@@ -198,7 +215,7 @@ export class Env {
    * collection whose provider answer was lost ends `failed` (`provider_answer_lost`), a swap
    * `needs_review`. Must exceed the payout rate window (~4 min) and a swap quote's life (~250 s).
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 10 : Number(value)))
+  @NumberOr(10)
   @IsInt()
   @Min(5)
   @Max(7 * 24 * 60)
@@ -209,7 +226,7 @@ export class Env {
    * whose process died is taken over once it lapses. Must exceed the longest request (a provider
    * call may take PROVIDER_TIMEOUT_MS).
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 120000 : Number(value)))
+  @NumberOr(120000)
   @IsInt()
   @Min(1000)
   @Max(3600000)
@@ -267,13 +284,13 @@ export class Env {
   PAYOUT_APPROVAL_THRESHOLDS = '';
 
   /** How long a payout waits for approval before the expiry job marks it `expired` (e.g. 24h, 30m; default 24h). */
-  @Transform(({ value }: { value: unknown }) => (value === undefined || value === '' ? '24h' : value))
+  @TextOr('24h')
   @IsString()
   @Matches(/^\d{1,6}[smhd]$/, { message: 'PAYOUT_APPROVAL_TTL must be a duration such as 24h, 30m or 90s' })
   PAYOUT_APPROVAL_TTL = '24h';
 
   /** Reconciliation reports: provider look-ups per second a run makes at most (default 5). */
-  @Transform(({ value }) => (value === undefined || value === '' ? 5 : Number(value)))
+  @NumberOr(5)
   @IsInt()
   @Min(1)
   @Max(1000)
@@ -283,7 +300,7 @@ export class Env {
    * Reconciliation reports: when the nightly run for the previous UTC day starts (pg-boss cron, UTC,
    * five fields; default `30 1 * * *`, 01:30 UTC).
    */
-  @Transform(({ value }: { value: unknown }) => (value === undefined || value === '' ? '30 1 * * *' : value))
+  @TextOr('30 1 * * *')
   @IsString()
   @Matches(/^\S+( \S+){4}$/, { message: 'RECONCILIATION_CRON must be a five-field cron expression' })
   RECONCILIATION_CRON = '30 1 * * *';
@@ -294,7 +311,7 @@ export class Env {
    * health checks take the instance out before it stops accepting. The orchestrator's grace period
    * must be at least this plus 3 × PROVIDER_TIMEOUT_MS (docs/operations.md "Rolling deploys").
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 5000 : Number(value)))
+  @NumberOr(5000)
   @IsInt()
   @Min(0)
   @Max(600000)
@@ -304,7 +321,7 @@ export class Env {
    * Connection budget (docs/operations.md): the most connections Prisma's pool (@prisma/adapter-pg)
    * opens, default 10. Every write and most reads go through it.
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 10 : Number(value)))
+  @NumberOr(10)
   @IsInt()
   @Min(1)
   @Max(500)
@@ -315,7 +332,7 @@ export class Env {
    * the customers and card movements pages, the finance reads and CSV export), default 10. Unset,
    * FINANCE_POOL_SIZE (its former name, when the pool served the finance reads alone) is read instead.
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 10 : Number(value)))
+  @NumberOr(10)
   @IsInt()
   @Min(1)
   @Max(500)
@@ -323,14 +340,14 @@ export class Env {
 
   /** Former name of READ_POOL_SIZE, still accepted (read only when READ_POOL_SIZE is unset). */
   @IsOptional()
-  @Transform(({ value }) => (value === undefined || value === '' ? undefined : Number(value)))
+  @NumberOr()
   @IsInt()
   @Min(1)
   @Max(500)
   FINANCE_POOL_SIZE?: number;
 
   /** Connection budget: pg-boss's pool for the background jobs (only with JOBS_ENABLED), default 2. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 2 : Number(value)))
+  @NumberOr(2)
   @IsInt()
   @Min(1)
   @Max(100)
@@ -341,7 +358,7 @@ export class Env {
    * statements, prepared once per connection (default true, the fastest). Set false behind PgBouncer in transaction mode before
    * 1.21 (or without max_prepared_statements): the statements then go unnamed, parsed each time.
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? true : value === true || value === 'true'))
+  @BooleanOr(true)
   @IsBoolean()
   PG_NAMED_STATEMENTS = true;
 
@@ -354,7 +371,7 @@ export class Env {
   REDIS_URL?: string;
 
   /** Put before every Redis key (default `wallet-gateway:`), so that several gateways or test files can share a server. */
-  @Transform(({ value }: { value: unknown }) => (value === undefined || value === '' ? 'wallet-gateway:' : value))
+  @TextOr('wallet-gateway:')
   @IsString()
   REDIS_KEY_PREFIX = 'wallet-gateway:';
 
@@ -363,7 +380,7 @@ export class Env {
    * down, the request is served without a shared count (fail open) and counted in
    * rate_limit_store_errors_total.
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 250 : Number(value)))
+  @NumberOr(250)
   @IsInt()
   @Min(10)
   @Max(10000)
@@ -373,28 +390,28 @@ export class Env {
    * Provider circuit breaker: consecutive failed provider calls (no answer, 5xx, malformed answer;
    * never a refusal) after which it opens and calls fail fast with 503 provider_unavailable (default 5).
    */
-  @Transform(({ value }) => (value === undefined || value === '' ? 5 : Number(value)))
+  @NumberOr(5)
   @IsInt()
   @Min(1)
   @Max(1000)
   PROVIDER_BREAKER_FAILURES = 5;
 
   /** Provider circuit breaker: ms an open breaker waits before letting one probe call through (half-open; default 10000). */
-  @Transform(({ value }) => (value === undefined || value === '' ? 10000 : Number(value)))
+  @NumberOr(10000)
   @IsInt()
   @Min(100)
   @Max(600000)
   PROVIDER_BREAKER_HALF_OPEN_MS = 10000;
 
   /** Provider bulkhead: provider calls this instance runs at once (default 32). */
-  @Transform(({ value }) => (value === undefined || value === '' ? 32 : Number(value)))
+  @NumberOr(32)
   @IsInt()
   @Min(1)
   @Max(1000)
   PROVIDER_BULKHEAD_LIMIT = 32;
 
   /** Provider bulkhead: calls waiting for a slot (default 64); one more fails fast with 503 provider_unavailable. */
-  @Transform(({ value }) => (value === undefined || value === '' ? 64 : Number(value)))
+  @NumberOr(64)
   @IsInt()
   @Min(0)
   @Max(100000)
