@@ -144,7 +144,7 @@ export interface LedgerEventMessage {
 
 /**
  * The ledger's tables: `transactions` and its history `transaction_status_changes` (and, in the one
- * statement of `moveIfFrom`, the outbox messages of the move). The only code that reads or writes
+ * statement of `moveOnce`, the outbox messages of the move). The only code that reads or writes
  * them through Prisma; which moves are allowed is LedgerService's (transaction-state.ts). Methods
  * taking `db` run inside the caller's database transaction.
  */
@@ -291,24 +291,10 @@ export class LedgerRepository {
    * lock the row, move it only when its current status is in `from` (setting `updated_at`,
    * `completed_at` when `final`, and `failure_reason` when given), write the history entry with the
    * status it left, and insert `event` (when given) into the outbox for every active subscription
-   * taking its type — atomically. Returns the moved row, or null when nothing moved: no row `id`,
-   * or its status (read under the lock) is not in `from` (a refused move, or another caller moved
-   * it first: the lost race). An interactive Prisma transaction costs about 2 ms of CPU per move
-   * against 0.4 ms for this (measured), and sent through node-postgres (moveOnce) less again.
-   * `moveOnce` with the status it left.
-   */
-  async moveIfFrom(
-    id: string,
-    from: TransactionStatus[],
-    to: TransactionStatus,
-    move: { now: Date; final: boolean; failureReason: string | null; entry: StatusChangeEntry },
-    event: LedgerEventMessage | null,
-  ): Promise<Transaction | null> {
-    return (await this.moveOnce(id, from, to, move, event))?.row ?? null;
-  }
-
-  /**
-   * moveIfFrom, also setting `patch` (fields of the provider's answer: fee, counterAmount,
+   * taking its type — atomically. Null when nothing moved: no row `id`, or its status (read under
+   * the lock) is not in `from` (a refused move, or another caller moved it first: the lost race).
+   * An interactive Prisma transaction costs about 2 ms of CPU per move against 0.4 ms for this.
+   * It also sets `patch` (fields of the provider's answer: fee, counterAmount,
    * counterCurrency, exchangeRate, providerId, providerPayload, failureReason; `patchFitsOneStatement`
    * says whether a patch qualifies) in the same statement, and returning the moved row with `from`,
    * the status it left (read under the lock). `also`, a statement conditioned on MOVED, runs in the
@@ -497,7 +483,7 @@ export class LedgerRepository {
 
   /**
    * Claim "move each row once, if its status is one of its `from`", for many rows in ONE SQL
-   * statement (a CTE), as `moveIfFrom` does for one: lock the rows (FOR UPDATE, in id order, so
+   * statement (a CTE), as `moveOnce` does for one: lock the rows (FOR UPDATE, in id order, so
    * two such statements never deadlock), move each whose current status (read under the lock) is in
    * its `from` list to its `to` (setting `updated_at`, `completed_at` when `final`, and
    * `failure_reason` when given), write each moved row's history entry (with the status it left and

@@ -187,11 +187,15 @@ describe('LedgerRepository on a real database', () => {
     ]);
   });
 
-  describe('moveIfFrom (claim: move the row once, in one statement)', () => {
+  describe('moveOnce (claim: move the row once, in one statement)', () => {
+    /** The moved row, or null when nothing moved. */
+    const moveIfFrom = async (...args: Parameters<LedgerRepository['moveOnce']>) =>
+      (await repo.moveOnce(...args))?.row ?? null;
+
     it('moved: the row, its history entry (from the status it left) and the outbox message, together', async () => {
       await subscribeAll();
       const t = await row('pending');
-      const moved = await repo.moveIfFrom(
+      const moved = await moveIfFrom(
         t.id,
         movableFrom('payout', 'success', 'webhook'),
         'success',
@@ -235,9 +239,9 @@ describe('LedgerRepository on a real database', () => {
 
     it('keeps failureReason when given and the existing one when not', async () => {
       const t = await row('pending');
-      const failed = await repo.moveIfFrom(t.id, ['pending'], 'failed', move('webhook', 'insufficient funds'), null);
+      const failed = await moveIfFrom(t.id, ['pending'], 'failed', move('webhook', 'insufficient funds'), null);
       expect(failed).toMatchObject({ status: 'failed', failureReason: 'insufficient funds' });
-      const reversed = await repo.moveIfFrom(t.id, ['failed'], 'reversed', move('webhook'), null);
+      const reversed = await moveIfFrom(t.id, ['failed'], 'reversed', move('webhook'), null);
       expect(reversed).toMatchObject({ status: 'reversed', failureReason: 'insufficient funds' });
     });
 
@@ -245,7 +249,7 @@ describe('LedgerRepository on a real database', () => {
       const t = await row('success');
       expect(movableFrom('payout', 'failed', 'webhook')).not.toContain('success');
       expect(
-        await repo.moveIfFrom(t.id, movableFrom('payout', 'failed', 'webhook'), 'failed', move('webhook'), {
+        await moveIfFrom(t.id, movableFrom('payout', 'failed', 'webhook'), 'failed', move('webhook'), {
           type: 'payout.failed',
         }),
       ).toBeNull();
@@ -255,20 +259,20 @@ describe('LedgerRepository on a real database', () => {
     });
 
     it('an unknown id moves nothing', async () => {
-      expect(await repo.moveIfFrom(randomUUID(), ['pending'], 'success', move(), null)).toBeNull();
+      expect(await moveIfFrom(randomUUID(), ['pending'], 'success', move(), null)).toBeNull();
     });
 
     it('lost race: of concurrent claims on one row exactly one moves it; a later one finds it already moved', async () => {
       const t = await row('pending');
       const results = await Promise.all(
         (['success', 'failed', 'success', 'failed'] as const).map((to) =>
-          repo.moveIfFrom(t.id, ['pending'], to, move('webhook'), null),
+          moveIfFrom(t.id, ['pending'], to, move('webhook'), null),
         ),
       );
       const winners = results.filter((r) => r !== null);
       expect(winners).toHaveLength(1);
       expect(await history(t.id)).toHaveLength(1);
-      expect(await repo.moveIfFrom(t.id, ['pending'], 'success', move('webhook'), null)).toBeNull();
+      expect(await moveIfFrom(t.id, ['pending'], 'success', move('webhook'), null)).toBeNull();
       expect((await repo.find(t.id))?.status).toBe(winners[0]?.status);
     });
 
@@ -276,14 +280,14 @@ describe('LedgerRepository on a real database', () => {
       const t = await row('needs_review');
       for (const source of ['webhook', 'reconciliation', 'api'] as const) {
         expect(
-          await repo.moveIfFrom(t.id, movableFrom('payout', 'success', source), 'success', move('webhook'), null),
+          await moveIfFrom(t.id, movableFrom('payout', 'success', source), 'success', move('webhook'), null),
         ).toBeNull();
       }
       const pending = await row('pending');
       expect(
-        await repo.moveIfFrom(pending.id, movableFrom('payout', 'success', 'manual'), 'success', move('manual'), null),
+        await moveIfFrom(pending.id, movableFrom('payout', 'success', 'manual'), 'success', move('manual'), null),
       ).toBeNull();
-      const resolved = await repo.moveIfFrom(
+      const resolved = await moveIfFrom(
         t.id,
         movableFrom('payout', 'success', 'manual'),
         'success',
