@@ -82,6 +82,7 @@ export class PrismaService extends PrismaClient {
       'prisma pool',
       async () => {
         await this.$disconnect();
+        // Statements sent by sql() use the pool even when Prisma never connected (and so never ends it).
         if (!pool.ended) await pool.end();
       },
       { last: true },
