@@ -60,7 +60,7 @@ function auditedChangeEvent(targetId: string, details?: Record<string, unknown>)
 }
 
 /**
- * recordAuditedChange as an SQL statement (`INSERT … RETURNING 1`, see insertAuditEventSql), for a
+ * recordAuditedChange as an SQL statement (`INSERT … RETURNING id`, see insertAuditEventSql), for a
  * repository that writes the change and its event in ONE statement (a data-modifying CTE, through
  * node-postgres or Prisma): the current request's event for the change `targetId`, inserted only if
  * `onlyIf` holds (e.g. `EXISTS (SELECT 1 FROM ins)`: the change was written). Null when there is

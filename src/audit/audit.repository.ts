@@ -38,25 +38,13 @@ export interface SealReport {
  * Resolves to the event's insertion id (`id`, the order sealing follows).
  */
 export async function insertAuditEvent(tx: Prisma.TransactionClient, event: AuditEventInput): Promise<bigint> {
-  const row = await tx.auditEvent.create({
-    data: {
-      at: new Date(),
-      actorId: event.actorId,
-      actorName: event.actorName,
-      action: event.action,
-      targetType: event.targetType,
-      targetId: event.targetId,
-      requestId: event.requestId,
-      outcome: event.outcome,
-      details: event.details ? (event.details as Prisma.InputJsonObject) : Prisma.DbNull,
-    },
-    select: { id: true },
-  });
-  return row.id;
+  const [row] = await tx.$queryRaw<Array<{ id: bigint }>>(insertAuditEventSql(event));
+  return BigInt(row.id);
 }
 
 /**
- * insertAuditEvent as an SQL statement (`INSERT … RETURNING 1`), for a repository that writes the
+ * The audit event's INSERT as an SQL statement (`INSERT … RETURNING id`; insertAuditEvent runs it),
+ * also for a repository that writes the
  * change and its event in ONE statement (a data-modifying CTE, sent through node-postgres or
  * Prisma): the same row, unchained, `at` = now. With `onlyIf` (an SQL condition, e.g. that the
  * change's own CTE returned a row), nothing is inserted unless it holds.
@@ -68,7 +56,7 @@ export function insertAuditEventSql(event: AuditEventInput, onlyIf?: Prisma.Sql)
            ${event.targetType}::text, ${event.targetId}::text, ${event.requestId}::text, ${event.outcome}::text,
            ${event.details ? JSON.stringify(event.details) : null}::jsonb
     ${onlyIf ? Prisma.sql`WHERE ${onlyIf}` : Prisma.empty}
-    RETURNING 1`;
+    RETURNING id`;
 }
 
 /**
