@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Post } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Get, Param, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Audited } from '../audit/audited.decorator';
 import { type AuthenticatedClient, CurrentClient, RequireScopes } from '../auth/auth.decorators';
@@ -8,6 +8,20 @@ import { ProblemDto } from '../common/problem.dto';
 import { ParseIdPipe } from '../common/validation';
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
 import { PayoutsService } from './payouts.service';
+
+/** The answers of a maker-checker decision route (approve, reject): the payout, or 400/403/404/409. */
+function ApiPayoutDecision(): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ApiCreatedResponse({ type: PayoutDto }),
+    ApiValidationErrors(),
+    ApiForbiddenResponse({
+      type: ProblemDto,
+      description: 'The key lacks scope payouts:approve, or created this payout (`approver_is_creator`).',
+    }),
+    ApiNotFound('payout'),
+    ApiConflict('Not awaiting approval (already decided, or its approval TTL lapsed: expired).'),
+  );
+}
 
 @ApiTags('payouts')
 @Controller('v1/payouts')
@@ -42,14 +56,7 @@ export class PayoutsController {
       'By an API client other than the one that created the payout. The decision and its actor go to the ' +
       'status history; `payout.approved` is announced. Confirm follows as for any payout.',
   })
-  @ApiCreatedResponse({ type: PayoutDto })
-  @ApiValidationErrors()
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'The key lacks scope payouts:approve, or created this payout (`approver_is_creator`).',
-  })
-  @ApiNotFound('payout')
-  @ApiConflict('Not awaiting approval (already decided, or its approval TTL lapsed: expired).')
+  @ApiPayoutDecision()
   @ApiUnsettledProviderErrors()
   approve(
     @Param('id', ParseIdPipe()) id: string,
@@ -67,14 +74,7 @@ export class PayoutsController {
     summary: 'Reject a payout awaiting approval (status rejected; the provider is never called)',
     description: 'By an API client other than the one that created the payout; `payout.rejected` is announced.',
   })
-  @ApiCreatedResponse({ type: PayoutDto })
-  @ApiValidationErrors()
-  @ApiForbiddenResponse({
-    type: ProblemDto,
-    description: 'The key lacks scope payouts:approve, or created this payout (`approver_is_creator`).',
-  })
-  @ApiNotFound('payout')
-  @ApiConflict('Not awaiting approval (already decided, or its approval TTL lapsed: expired).')
+  @ApiPayoutDecision()
   reject(
     @Param('id', ParseIdPipe()) id: string,
     @Body() body: PayoutDecisionDto,
