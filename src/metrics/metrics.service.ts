@@ -117,7 +117,7 @@ export class MetricsService {
 
   readonly providerFastFailures = new Counter({
     name: 'provider_fast_failures_total',
-    help: 'Provider calls refused before being sent (503 provider_unavailable), by reason: breaker_open, bulkhead_full.',
+    help: 'Provider calls refused before being sent (503 provider_retry_later), by reason: breaker_open, bulkhead_full.',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
