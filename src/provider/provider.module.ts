@@ -1,6 +1,5 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import type { Env } from '../config/env';
 import { MetricsService } from '../metrics/metrics.service';
 import { ProviderResilience } from './provider-resilience';
 import { AmountUnit, ProviderUnits } from './provider-units';
@@ -44,14 +43,14 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
     {
       provide: ProviderResilience,
       inject: [ConfigService, MetricsService],
-      useFactory: (config: ConfigService<Env, true>, metrics: MetricsService) => {
+      useFactory: (config: ConfigService, metrics: MetricsService) => {
         const logger = new Logger('ProviderBreaker');
         const resilience = new ProviderResilience(
           {
-            breakerFailures: config.get('PROVIDER_BREAKER_FAILURES', { infer: true }),
-            halfOpenAfterMs: config.get('PROVIDER_BREAKER_HALF_OPEN_MS', { infer: true }),
-            bulkheadLimit: config.get('PROVIDER_BULKHEAD_LIMIT', { infer: true }),
-            bulkheadQueue: config.get('PROVIDER_BULKHEAD_QUEUE', { infer: true }),
+            breakerFailures: Number(config.get('PROVIDER_BREAKER_FAILURES') ?? 5),
+            halfOpenAfterMs: Number(config.get('PROVIDER_BREAKER_HALF_OPEN_MS') ?? 10000),
+            bulkheadLimit: Number(config.get('PROVIDER_BULKHEAD_LIMIT') ?? 32),
+            bulkheadQueue: Number(config.get('PROVIDER_BULKHEAD_QUEUE') ?? 64),
           },
           {
             onStateChange: (state) => {
