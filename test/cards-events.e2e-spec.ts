@@ -226,6 +226,26 @@ describe('card callbacks (e2e): created, top-up/withdrawal, spending, KYC', () =
       expect(await kit.balance(active.id)).toBe(12_550);
     });
 
+    it('topup.success stating another amount is not applied: the top-up is held needs_review, the balance unchanged', async () => {
+      const t = (await topUp(1200)).body;
+      const res = await kit.callback('virtualcard.topup.success', event(t, 'success', '1200.00'));
+      expect(res.body).toMatchObject({ duplicate: false, outcome: 'refused' });
+      const [row] = (await kit.ledger(active.id)).filter((r) => r.id === t.id);
+      expect(row.status).toBe('needs_review');
+      expect((await kit.history(t.id)).at(-1)).toEqual({ from: 'pending', to: 'needs_review', source: 'webhook' });
+      expect(await kit.balance(active.id)).toBe(12_550);
+      const [stored] = await h.db.query<{ error: string }>(
+        "SELECT error FROM webhook_events WHERE provider_id = $1 AND event = 'virtualcard.topup.success'",
+        [t.providerId],
+      );
+      expect(stored.error).toMatch(
+        /1,?200\.00 USD \(120000 minor units\).*12\.00 USD \(1200 minor units\).*held needs_review/,
+      );
+      expect((await h.http().get('/metrics')).text).toMatch(
+        /provider_amount_mismatch_total\{operation="virtualcard.topup.success"\} 1/,
+      );
+    });
+
     it('withdrawal.success debits the card; withdrawal.failed does not', async () => {
       const w1 = (await withdraw(550)).body;
       const w2 = (await withdraw(700)).body;

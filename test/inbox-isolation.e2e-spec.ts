@@ -49,7 +49,14 @@ describe('inbox isolation and recovery throughput (e2e)', () => {
     await seedPayouts('iso', 302);
     const success = (i: number, extra: Record<string, unknown> = {}) => ({
       event: 'payout.transfer.success',
-      data: { id: `iso-po-${i}`, reference: `iso-ref-${i}`, status: 'success', amount: '100.00', ...extra },
+      // The seeded payout's own amount (10000 + i minor units): a callback stating another is held for review.
+      data: {
+        id: `iso-po-${i}`,
+        reference: `iso-ref-${i}`,
+        status: 'success',
+        amount: ((10000 + i) / 100).toFixed(2),
+        ...extra,
+      },
     });
     const nul = success(301, { narration: 'evil\u0000tail' });
     const surrogate = success(302, { ['k\ud800']: 'v\udc00x', note: ['\ud83d', 'ok \ud83d\ude00'] });

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
+import { InboxRepository } from '../src/webhooks/inbox.repository';
 import { signWebhook } from '../src/webhooks/signature';
 import { WebhookHandlerRegistry } from '../src/webhooks/webhook-handlers';
+import { WebhooksService } from '../src/webhooks/webhooks.service';
 import { confirmedPayout, customerWithBeneficiary, postCallback } from './support/fixtures';
 import { type Harness, startHarness, WEBHOOK_SECRET } from './support/harness';
 
@@ -267,6 +269,174 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     const [row] = await h.db.query('SELECT status FROM transactions WHERE id = $1', [created.body.id]);
     expect(row.status).toBe('failed');
     expect((await history(created.body.id)).at(-1)).toEqual({ from: 'pending', to: 'failed', source: 'webhook' });
+  });
+
+  describe('the money a callback states is checked against the ledger row before it moves (docs/money-safety.md)', () => {
+    const status = async (id: string) =>
+      (
+        await h.db.query<{ status: string; failure_reason: string | null }>(
+          'SELECT status, failure_reason FROM transactions WHERE id = $1',
+          [id],
+        )
+      )[0];
+    const outcomeOf = async (providerId: string, event: string) =>
+      (
+        await h.db.query<{ outcome: string; error: string | null }>(
+          'SELECT outcome, error FROM webhook_events WHERE provider_id = $1 AND event = $2',
+          [providerId, event],
+        )
+      )[0];
+    const mismatches = async () =>
+      Number(
+        /provider_amount_mismatch_total\{operation="payout.transfer.success"\} (\d+)/.exec(
+          (await h.http().get('/metrics')).text,
+        )?.[1] ?? 0,
+      );
+    let to: { customerId: string; beneficiaryId: string };
+
+    beforeAll(async () => {
+      to = await customerWithBeneficiary(h, auth, 'amounts@example.com');
+    });
+
+    it('holds a payout needs_review when its success callback states another amount (×100: a unit slip), applying nothing', async () => {
+      const p = await confirmedPayout(h, auth, to, 5000); // 50.00 USD
+      const before = await mismatches();
+      const res = await signed({
+        event: 'payout.transfer.success',
+        data: { id: p.providerId, reference: p.reference, status: 'success', amount: '5000.00', currency: 'usd' },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ duplicate: false, outcome: 'refused' });
+      const row = await status(p.id);
+      expect(row.status).toBe('needs_review');
+      expect(row.failure_reason).toMatch(/5,?000\.00 USD \(500000 minor units\).*50\.00 USD \(5000 minor units\)/);
+      expect(row.failure_reason).toMatch(/unit misconfigured\?/);
+      expect((await history(p.id)).filter((c) => c.source === 'webhook')).toEqual([
+        { from: 'pending', to: 'needs_review', source: 'webhook' },
+      ]);
+      const event = await outcomeOf(p.providerId, 'payout.transfer.success');
+      expect(event.outcome).toBe('refused');
+      expect(event.error).toMatch(new RegExp(`payout ${p.id} held needs_review.*not applied`));
+      expect(await mismatches()).toBe(before + 1);
+      // The same event again changes nothing; a person resolves the row (POST /v1/transactions/{id}/resolve).
+      expect(
+        (
+          await signed({
+            event: 'payout.transfer.success',
+            data: { id: p.providerId, status: 'success', amount: '5000.00' },
+          })
+        ).body,
+      ).toMatchObject({ duplicate: true });
+      expect((await status(p.id)).status).toBe('needs_review');
+    });
+
+    it('holds a payout for review on a failed callback of another currency, and applies one whose money agrees', async () => {
+      const other = await confirmedPayout(h, auth, to, 7000);
+      const res = await signed({
+        event: 'payout.transfer.failed',
+        data: { id: other.providerId, status: 'failed', amount: '70.00', currency: 'ngn', reason: 'x' },
+      });
+      expect(res.body.outcome).toBe('refused');
+      expect((await status(other.id)).status).toBe('needs_review');
+      expect((await status(other.id)).failure_reason).toMatch(/70\.00 NGN .* 70\.00 USD/);
+
+      const agreeing = await confirmedPayout(h, auth, to, 7000);
+      const ok = await signed({
+        event: 'payout.transfer.success',
+        data: { id: agreeing.providerId, status: 'success', amount: '70.00', currency: 'usd' },
+      });
+      expect(ok.body.outcome).toBe('applied');
+      expect((await status(agreeing.id)).status).toBe('success');
+      // No amount stated: nothing contradicts the row (the documented event always states one).
+      const silent = await confirmedPayout(h, auth, to, 7100);
+      expect(
+        (await signed({ event: 'payout.transfer.success', data: { id: silent.providerId, status: 'success' } })).body
+          .outcome,
+      ).toBe('applied');
+    });
+
+    it('keeps a callback whose amount cannot be read failed (retried), the payout untouched', async () => {
+      const p = await confirmedPayout(h, auth, to, 7200);
+      const res = await signed({
+        event: 'payout.transfer.success',
+        data: { id: p.providerId, status: 'success', amount: '72.001' },
+      });
+      expect(res.body.outcome).toBe('failed');
+      expect((await status(p.id)).status).toBe('pending');
+      expect((await outcomeOf(p.providerId, 'payout.transfer.success')).error).toMatch(/amount.*fraction digits/);
+    });
+
+    it('in a batch, moves the agreeing payouts together and holds only the mismatched one', async () => {
+      const payouts = [
+        await confirmedPayout(h, auth, to, 8000),
+        await confirmedPayout(h, auth, to, 8100),
+        await confirmedPayout(h, auth, to, 8200),
+      ];
+      const amounts = ['80.00', '8100.00', '82.00'];
+      const stored = await h.app.get(InboxRepository).insertMany(
+        payouts.map((p, i) => {
+          const payload = {
+            event: 'payout.transfer.success',
+            data: { id: p.providerId, status: 'success', amount: amounts[i] },
+          };
+          return {
+            id: randomUUID(),
+            values: {
+              dedupeKey: randomUUID(),
+              event: payload.event,
+              providerId: p.providerId,
+              reference: p.reference,
+              rawBody: JSON.stringify(payload),
+              payloadJson: JSON.stringify(payload),
+              signatureHeader: 'x-brails-signature',
+              headersJson: '{}',
+            },
+          };
+        }),
+      );
+      const byProvider = new Map(stored.map((row) => [row.providerId, row]));
+      const outcomes = await h.app.get(WebhooksService).processBatch(payouts.map((p) => byProvider.get(p.providerId)!));
+      expect(outcomes).toEqual(['applied', 'refused', 'applied']);
+      expect(await Promise.all(payouts.map(async (p) => (await status(p.id)).status))).toEqual([
+        'success',
+        'needs_review',
+        'success',
+      ]);
+    });
+
+    it('holds a collection needs_review when its deposit states another amount than was asked', async () => {
+      const [customer] = await h.db.query<{ id: string }>(
+        "SELECT id FROM customers WHERE email = 'amounts@example.com'",
+      );
+      const collection = await h
+        .http()
+        .post('/v1/collections')
+        .set(auth)
+        .set('Idempotency-Key', randomUUID())
+        .send({
+          customerId: customer.id,
+          country: 'KE',
+          currency: 'KES',
+          amount: 500000,
+          description: 'short deposit',
+          payer: { type: 'Equity', accountName: 'Ada Obi' },
+        });
+      expect(collection.status).toBe(201);
+      const res = await signed({
+        event: 'transaction.deposit.success',
+        data: {
+          id: collection.body.providerId,
+          reference: collection.body.reference,
+          status: 'success',
+          amount: '4000',
+          currency: 'kes',
+        },
+      });
+      expect(res.body.outcome).toBe('refused');
+      const got = await h.http().get(`/v1/collections/${collection.body.id}`).set(auth);
+      expect(got.body.status).toBe('needs_review');
+      expect((await status(collection.body.transactionId)).failure_reason).toMatch(/4,?000\.00 KES .* 5,?000\.00 KES/);
+    });
   });
 
   it("receives the simulator's deposit callback and marks the collection paid", async () => {

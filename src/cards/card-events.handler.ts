@@ -1,9 +1,10 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import type { Prisma, TransactionKind } from '../generated/prisma/client';
-import { CARD_EVENTS, type CardEvent, ProviderUnits, readCardEvent } from '../provider';
+import { MetricsService } from '../metrics/metrics.service';
+import { answerMismatch, CARD_CURRENCY, CARD_EVENTS, type CardEvent, ProviderUnits, readCardEvent } from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import type { InboxEvent, WebhookOutcome } from '../webhooks/webhook-handlers';
-import { WebhookHandlerRegistry } from '../webhooks/webhook-handlers';
+import { RefusedEventError, WebhookHandlerRegistry } from '../webhooks/webhook-handlers';
 import { CardLedgerService } from './card-ledger.service';
 import { CardsRepository } from './cards.repository';
 import { CardsService } from './cards.service';
@@ -34,6 +35,7 @@ export class CardEventsHandler implements OnModuleInit {
     private readonly cardLedger: CardLedgerService,
     private readonly ledger: LedgerService,
     private readonly units: ProviderUnits,
+    private readonly metrics: MetricsService,
   ) {}
 
   onModuleInit(): void {
@@ -76,9 +78,10 @@ export class CardEventsHandler implements OnModuleInit {
 
   /** `card.topup` / `card.withdrawal` → the gateway's ledger row (by provider id, else reference). */
   private async applyMoney(
-    { row, event: name }: InboxEvent,
+    inbox: InboxEvent,
     event: Extract<CardEvent, { type: 'card.topup' | 'card.withdrawal' }>,
   ): Promise<WebhookOutcome> {
+    const { row, event: name } = inbox;
     const transaction = await this.ledger.findByProviderIdOrReference(
       MONEY_EVENT_KINDS[event.type],
       row.providerId,
@@ -87,15 +90,34 @@ export class CardEventsHandler implements OnModuleInit {
     if (!transaction) return 'unmatched';
     // The event's own status wins when it says the movement is still in progress (forward-only refuses it).
     const to = event.status === 'pending' ? 'pending' : event.result;
-    if (event.amountMinor !== null && event.amountMinor !== transaction.amount) {
+    const mismatch =
+      event.amountMinor === null
+        ? null
+        : answerMismatch(
+            name,
+            { amountMinor: transaction.amount, currency: transaction.currency },
+            { amountMinor: event.amountMinor, currency: CARD_CURRENCY },
+            { id: row.providerId, raw: inbox.data },
+          );
+    if (mismatch) {
+      // Not applied as sent: the row goes to a person (no balance effect until resolved), as a
+      // mismatched answer does (docs/money-safety.md); a final row stays where it is.
+      this.metrics.countProviderAmountMismatch(name);
+      const review = await this.cardLedger.settle(transaction.id, 'needs_review', 'webhook', {
+        payload: row.payload as Prisma.InputJsonValue,
+        patch: { failureReason: mismatch.message },
+      });
       this.logger.warn(
         {
           event: name,
           transactionId: transaction.id,
           expected: transaction.amount.toString(),
-          got: event.amountMinor.toString(),
+          got: String(event.amountMinor),
         },
-        'card event amount differs from the ledger row; the ledger amount is kept',
+        'card event states another amount than the ledger row; not applied',
+      );
+      throw new RefusedEventError(
+        `${mismatch.message} ${transaction.kind} ${transaction.id} ${review.transaction.status === 'needs_review' ? 'held needs_review for a person to resolve' : `left ${review.transaction.status}`}; the event was not applied.`,
       );
     }
     const { outcome } = await this.cardLedger.settle(transaction.id, to, 'webhook', {

@@ -7,6 +7,8 @@ export type { BreakerState, FastFailureReason, ProviderResilienceSettings } from
 export { CARD_CURRENCY, maskCardNumbers, stripCardSecrets } from './provider.mappers';
 export { answerMismatch, differsByUnitFactor, ProviderAmountMismatchError, UNIT_HINT } from './answer-checks';
 export type { MoneyAmount } from './answer-checks';
+export { callbackAmountMismatch, LEDGER_CALLBACK_EVENTS } from './ledger-events.mapper';
+export type { LedgerCallbackEvent } from './ledger-events.mapper';
 export {
   AMOUNT_UNITS,
   DEFAULT_UNIT_SETTINGS,

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { ErrorCode, ProviderError } from '../common/errors';
 import { toProblem } from '../common/problem-details.filter';
 import { ProviderAmountMismatchError, differsByUnitFactor } from './answer-checks';
+import { callbackAmountMismatch } from './ledger-events.mapper';
 import {
   AMOUNT_UNITS,
   type AmountUnit,
@@ -289,6 +290,8 @@ const DOCUMENTED: Record<string, AmountUnit | keyof AmountUnitSettings> = {
   'virtualcard.topup.* event amount': 'CARD_EVENT_AMOUNT_UNIT',
   'virtualcard.withdrawal.* event amount': 'CARD_EVENT_AMOUNT_UNIT',
   'virtualcard.transaction.* event amount': 'CARD_EVENT_AMOUNT_UNIT',
+  'payout.transfer.* event amount': 'major',
+  'transaction.deposit.success event amount': 'major',
 };
 
 const other = (unit: AmountUnit): AmountUnit => (unit === 'major' ? 'minor' : 'major');
@@ -400,12 +403,26 @@ describe('the provider unit table (provider-units.ts)', () => {
     },
   );
 
-  it.each(rows.filter((r) => r.side === 'event').map((row) => [key(row), row] as const))(
+  const cardEventRows = rows.filter((r) => r.side === 'event' && r.operation.startsWith('virtualcard.'));
+  it.each(cardEventRows.map((row) => [key(row), row] as const))(
     'event row %s: the card-event amount follows CARD_EVENT_AMOUNT_UNIT',
     (_name, row) => {
       const event = row.operation.replace('*', 'success');
       expect(new ProviderUnits().cardEventAmountToMinor(event, 25)).toBe(2500n);
       expect(new ProviderUnits({ CARD_EVENT_AMOUNT_UNIT: 'minor' }).cardEventAmountToMinor(event, 25)).toBe(25n);
+    },
+  );
+
+  const ledgerEventRows = rows.filter((r) => r.side === 'event' && !r.operation.startsWith('virtualcard.'));
+  it.each(ledgerEventRows.map((row) => [key(row), row] as const))(
+    'event row %s: the callback check reads the amount in that unit',
+    async (_name, row) => {
+      const event = row.operation === 'payout.transfer.*' ? 'payout.transfer.success' : 'transaction.deposit.success';
+      const held = { amountMinor: 2500n, currency: 'USD' };
+      // "25" major is the row's 2500 minor; read as minor it would be 25 (a mismatch).
+      const agrees = () => callbackAmountMismatch(event, { amount: '25' }, held) === null;
+      expect(agrees()).toBe(true);
+      await withRowUnit(row, 'minor', () => Promise.resolve(expect(agrees()).toBe(false)));
     },
   );
 

@@ -259,6 +259,23 @@ export const AMOUNT_UNITS = [
   { operation: 'withdrawFromCard', side: 'answer', field: 'amount', unit: 'major', evidence: CARD_TX_MAJOR },
   { operation: 'listCardTransactions', side: 'answer', field: 'centAmount', unit: 'minor', evidence: CARD_TX_MINOR },
   { operation: 'listCardTransactions', side: 'answer', field: 'amount', unit: 'major', evidence: CARD_TX_MAJOR },
+  // ---- Payout and deposit events ----
+  {
+    operation: 'payout.transfer.*',
+    side: 'event',
+    field: 'amount',
+    unit: 'major',
+    evidence:
+      'PW "Event names": payout events carry "amount as a decimal string" beside fees; PW "Other documented rules": "payouts answer `amount` and `centAmount`" (amount major)',
+  },
+  {
+    operation: 'transaction.deposit.success',
+    side: 'event',
+    field: 'amount',
+    unit: 'major',
+    evidence:
+      'PW "Event names": deposit "data fields all strings"; PW "Other documented rules": "a collection of 65000 NGN kobo answers `amount: 650`"',
+  },
   // ---- Card events ----
   {
     operation: 'virtualcard.topup.*',

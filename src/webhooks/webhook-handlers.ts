@@ -12,9 +12,16 @@ export interface InboxEvent {
 }
 
 /**
+ * Thrown by a handler that refuses an event for good (never retried, never dropped): the inbox keeps
+ * it `refused` with this message as its `error`. E.g. a move the row's state machine refuses, or a
+ * callback stating other money than its ledger row holds (the row then held for review).
+ */
+export class RefusedEventError extends Error {}
+
+/**
  * Applies one event to local state and says what happened. Must be idempotent (a retried event
  * must not apply twice) and should return `unmatched` when the record it names is not known yet
- * (reconciliation retries those). Throwing marks the event `failed`; it is retried with backoff.
+ * (reconciliation retries those). Throwing marks the event `failed`; it is retried with backoff (a `RefusedEventError` marks it `refused`).
  */
 export type WebhookHandler = (event: InboxEvent) => Promise<WebhookOutcome>;
 

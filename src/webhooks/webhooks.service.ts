@@ -7,15 +7,21 @@ import { DomainError, ErrorCode } from '../common/errors';
 import { jsonTooDeep } from '../common/http-limits';
 import { storableJson, storableText, TooDeepError } from '../common/storable-text';
 import type { Env } from '../config/env';
-import type { Prisma, TransactionKind, TransactionStatus, WebhookEvent } from '../generated/prisma/client';
+import type { Prisma, Transaction, TransactionKind, TransactionStatus, WebhookEvent } from '../generated/prisma/client';
 import { ShutdownService } from '../lifecycle/shutdown.service';
 import { MetricsService } from '../metrics/metrics.service';
-import { maskCardNumbers, stripCardSecrets } from '../provider';
+import {
+  callbackAmountMismatch,
+  type LedgerCallbackEvent,
+  maskCardNumbers,
+  type ProviderAmountMismatchError,
+  stripCardSecrets,
+} from '../provider';
 import { LedgerService } from '../transactions/ledger.service';
 import { ApplyQueue } from './apply-queue';
 import { InboxWriter } from './inbox-writer';
 import { type InboxOutcome, InboxRepository, isDataError } from './inbox.repository';
-import { type InboxEvent, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
+import { type InboxEvent, RefusedEventError, WebhookHandlerRegistry, type WebhookOutcome } from './webhook-handlers';
 
 export type { WebhookOutcome } from './webhook-handlers';
 
@@ -28,7 +34,7 @@ export interface ProviderEvent {
 }
 
 /** Ledger events: event name → the kind of ledger row it concerns and the status it means (provider-webhooks.md "Event names"). */
-const LEDGER_EVENTS: Record<string, { kind: TransactionKind; to: TransactionStatus }> = {
+const LEDGER_EVENTS: Record<LedgerCallbackEvent, { kind: TransactionKind; to: TransactionStatus }> = {
   'payout.transfer.success': { kind: 'payout', to: 'success' },
   'payout.transfer.failed': { kind: 'payout', to: 'failed' },
   'transaction.deposit.success': { kind: 'collection', to: 'success' },
@@ -62,8 +68,9 @@ function maskStrings(value: unknown, key = ''): unknown {
   return value;
 }
 
-/** A ledger event its row's state machine refused: kept `refused` on its inbox row, with this message as `error`. */
-class RefusedEventError extends Error {}
+function isLedgerEvent(event: string): event is LedgerCallbackEvent {
+  return Object.prototype.hasOwnProperty.call(LEDGER_EVENTS, event);
+}
 
 /** Attempts after which a failing or unmatched event is no longer retried automatically. */
 export const MAX_INBOX_ATTEMPTS = 10;
@@ -382,7 +389,9 @@ export class WebhooksService implements OnModuleInit {
     rows: WebhookEvent[],
     results: Array<{ outcome: WebhookOutcome; error: string | null } | undefined>,
   ): Promise<void> {
-    const payouts = rows.flatMap((row, index) => (LEDGER_EVENTS[row.event]?.kind === 'payout' ? [{ row, index }] : []));
+    const payouts = rows.flatMap((row, index) =>
+      isLedgerEvent(row.event) && LEDGER_EVENTS[row.event].kind === 'payout' ? [{ row, index }] : [],
+    );
     if (payouts.length === 0) return;
     const found = await this.ledger.findManyByProviderIdOrReference(
       'payout',
@@ -396,8 +405,12 @@ export class WebhooksService implements OnModuleInit {
         results[index] = { outcome: 'unmatched', error: null };
         return;
       }
-      const { to } = LEDGER_EVENTS[row.event];
+      const event = row.event as LedgerCallbackEvent;
+      const { to } = LEDGER_EVENTS[event];
       const data = (row.payload as { data?: Record<string, unknown> }).data ?? {};
+      // Money the event states that is not the row's (or cannot be read) is left to applyOne, which
+      // holds the row for review (or keeps the event failed): only agreeing events move together.
+      if (this.statedMoneyDiffers(event, data, before) !== false) return;
       moves.push({
         before,
         to,
@@ -508,11 +521,37 @@ export class WebhooksService implements OnModuleInit {
     return handler({ row, event: row.event, data });
   }
 
-  /** payout.transfer.success|failed and transaction.deposit.success → the ledger row's state machine. */
-  private async applyLedgerEvent({ row, event, data }: InboxEvent): Promise<WebhookOutcome> {
+  /**
+   * Whether the money `event` states differs from `row`'s (callbackAmountMismatch): false when it
+   * agrees or states none, true when it differs, null when it cannot be read (the check throws).
+   */
+  private statedMoneyDiffers(
+    event: LedgerCallbackEvent,
+    data: Record<string, unknown>,
+    row: { amount: bigint; currency: string },
+  ): boolean | null {
+    try {
+      return callbackAmountMismatch(event, data, { amountMinor: row.amount, currency: row.currency }) !== null;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * payout.transfer.success|failed and transaction.deposit.success → the ledger row's state machine.
+   * The money the event states is checked against the row first (callbackAmountMismatch): a
+   * different amount or currency is not applied; the row goes to `needs_review` (a person decides,
+   * as for a mismatched answer: docs/money-safety.md) and the event is kept `refused` saying why.
+   * @throws ValidationError when the event's amount cannot be read (kept `failed`, retried).
+   */
+  private async applyLedgerEvent({ row, event: name, data }: InboxEvent): Promise<WebhookOutcome> {
+    const event = name as LedgerCallbackEvent;
     const rule = LEDGER_EVENTS[event];
-    const transactionId = await this.matchTransaction(rule.kind, row);
-    if (!transactionId) return 'unmatched';
+    const found = await this.matchTransaction(rule.kind, row);
+    if (!found) return 'unmatched';
+    const transactionId = found.id;
+    const mismatch = callbackAmountMismatch(event, data, { amountMinor: found.amount, currency: found.currency });
+    if (mismatch) return this.holdForReview(row, found, mismatch);
     const { outcome, transaction } = await this.ledger.transition(transactionId, rule.to, 'webhook', {
       payload: row.payload as Prisma.InputJsonValue,
       patch: rule.to === 'failed' && typeof data.reason === 'string' ? { failureReason: data.reason } : undefined,
@@ -544,13 +583,47 @@ export class WebhooksService implements OnModuleInit {
     return outcome;
   }
 
+  /**
+   * A ledger event stating other money than its row holds: the row moves to `needs_review` (from
+   * any status the state machine allows; a final row stays as it is), the mismatch is counted
+   * (`provider_amount_mismatch_total{operation=<event>}`) and logged, and the event is kept
+   * `refused` with an error naming both amounts and where the row is. Never applied as sent.
+   */
+  private async holdForReview(
+    row: WebhookEvent,
+    transaction: { id: string; kind: TransactionKind },
+    mismatch: ProviderAmountMismatchError,
+  ): Promise<never> {
+    this.metrics.countProviderAmountMismatch(mismatch.operation);
+    const review = await this.ledger.transition(transaction.id, 'needs_review', 'webhook', {
+      payload: row.payload as Prisma.InputJsonValue,
+      patch: { failureReason: mismatch.message },
+    });
+    const where =
+      review.transaction.status === 'needs_review'
+        ? 'held needs_review for a person to resolve'
+        : `left ${review.transaction.status} (its state machine cannot hold it for review)`;
+    this.logger.warn(
+      {
+        event: row.event,
+        inboxId: row.id,
+        transactionId: transaction.id,
+        asked: mismatch.extensions.asked,
+        answered: mismatch.extensions.answered,
+      },
+      'callback states another amount than the ledger row; not applied',
+    );
+    throw new RefusedEventError(
+      `${mismatch.message} ${transaction.kind} ${transaction.id} ${where}; the event was not applied.`,
+    );
+  }
+
   /** The ledger row an event is about: by the provider's id or by the reference the gateway sent. */
-  private async matchTransaction(kind: TransactionKind, row: WebhookEvent): Promise<string | null> {
+  private async matchTransaction(kind: TransactionKind, row: WebhookEvent): Promise<Transaction | null> {
     if (kind === 'collection' && row.providerId) {
       const transactionId = await this.collections.transactionIdOfProviderId(row.providerId);
-      if (transactionId) return transactionId;
+      if (transactionId) return this.ledger.get(transactionId);
     }
-    const transaction = await this.ledger.findByProviderIdOrReference(kind, row.providerId, row.reference);
-    return transaction?.id ?? null;
+    return this.ledger.findByProviderIdOrReference(kind, row.providerId, row.reference);
   }
 }
