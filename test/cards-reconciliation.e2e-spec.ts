@@ -70,6 +70,40 @@ describe('card movements settled by reconciliation (e2e)', () => {
     cardId = card.id;
   });
 
+  it('holds a top-up needs_review when the listing shows another amount than its row, the balance untouched', async () => {
+    const kit = cardKit(h, () => auth);
+    const card = await kit.activeCard('card-recon-amount@example.com', 5000);
+    await h.sim.setFault('topUpCard', { latencyMs: 1500, times: 1 });
+    const timedOut = await h
+      .http()
+      .post(`/v1/cards/${card.id}/top-ups`)
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({ amount: 800 });
+    expect(timedOut.status).toBe(504);
+    const [row] = (await kit.ledger(card.id)).filter((r) => r.kind === 'card_topup' && r.amount === '800');
+    const deadline = Date.now() + 5000;
+    while (
+      !((await h.sim.admin('GET', '/records')).body.records as Array<{ reference: string | null }>).some(
+        (r) => r.reference === row.reference,
+      )
+    ) {
+      if (Date.now() > deadline) throw new Error('the simulator never recorded the top-up');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await h.sim.admin('POST', '/flush');
+    // The row says 8.01 USD where the provider credited 8.00.
+    await h.db.query('UPDATE transactions SET amount = 801 WHERE id = $1', [row.id]);
+    await h.app.get(ReconciliationService).run({ olderThanMs: 0 });
+    const [held] = await h.db.query<{ status: string; failure_reason: string }>(
+      'SELECT status, failure_reason FROM transactions WHERE id = $1',
+      [row.id],
+    );
+    expect(held.status).toBe('needs_review');
+    expect(held.failure_reason).toMatch(/8\.00 USD \(800 minor units\).*8\.01 USD \(801 minor units\)/);
+    expect((await h.http().get(`/v1/cards/${card.id}`).set(auth)).body.balance).toBe(5000);
+  });
+
   it('reports a card whose stored balance drifted from its ledger, and corrects nothing itself', async () => {
     const reconciliation = h.app.get(ReconciliationService);
     const gauge = async () => {

@@ -44,6 +44,28 @@ describe('reconciliation (e2e)', () => {
     expect(changes).toEqual([{ from: 'pending', to: 'success', source: 'reconciliation' }]);
   });
 
+  it('holds a payout needs_review when the lookup shows other money than the row holds, moving nothing else', async () => {
+    const p = await payout(31000);
+    await h.sim.admin('POST', `/payouts/${p.providerId}/complete`, { status: 'success' });
+    // The ledger row says 310.01 USD where the provider paid 310.00: the two disagree.
+    await h.db.query('UPDATE transactions SET amount = 31001 WHERE id = $1', [p.id]);
+    await h.app.get(ReconciliationService).run({ olderThanMs: 0 });
+    const [row] = await h.db.query<{ status: string; failure_reason: string }>(
+      'SELECT status, failure_reason FROM transactions WHERE id = $1',
+      [p.id],
+    );
+    expect(row.status).toBe('needs_review');
+    expect(row.failure_reason).toMatch(/getTransaction with 310\.00 USD \(31000 minor units\).*310\.01 USD/);
+    const changes = await h.db.query(
+      'SELECT "from", "to" FROM transaction_status_changes WHERE transaction_id = $1 AND source = $2',
+      [p.id, 'reconciliation'],
+    );
+    expect(changes).toEqual([{ from: 'pending', to: 'needs_review' }]);
+    expect((await h.http().get('/metrics')).text).toMatch(
+      /provider_amount_mismatch_total\{operation="getTransaction"\} 1/,
+    );
+  });
+
   it('leaves a payout still pending at the provider as it is', async () => {
     const p = await payout(40000);
     const report = await h.app.get(ReconciliationService).run({ olderThanMs: 0 });

@@ -1,7 +1,8 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { isUniqueViolation } from '../database/unique-violation';
 import type { Card, Prisma, StatusChangeSource, Transaction, TransactionStatus } from '../generated/prisma/client';
-import { CARD_CURRENCY, type CardMovement } from '../provider';
+import { MetricsService } from '../metrics/metrics.service';
+import { answerMismatch, CARD_CURRENCY, type CardMovement } from '../provider';
 import { LedgerService, TransactionPatch, TransitionOutcome } from '../transactions/ledger.service';
 import { balanceEffect } from './card-rules';
 import { CardsRepository } from './cards.repository';
@@ -20,6 +21,7 @@ export class CardLedgerService implements OnModuleInit {
   constructor(
     private readonly ledger: LedgerService,
     private readonly cards: CardsRepository,
+    private readonly metrics: MetricsService,
   ) {}
 
   /**
@@ -96,6 +98,27 @@ export class CardLedgerService implements OnModuleInit {
   ): Promise<TransitionOutcome> {
     if (!row.providerId) await this.ledger.attachProviderId(row.id, movement.providerId);
     if (row.status === movement.status) return 'unchanged';
+    // Only the gateway's own top-ups and withdrawals were asked for an amount; a spend's amount is the
+    // provider's to state (an authorisation may settle for less).
+    const asked = row.kind === 'card_topup' || row.kind === 'card_withdrawal';
+    const mismatch =
+      asked &&
+      answerMismatch(
+        source === 'webhook' ? 'card movement callback' : 'listCardTransactions',
+        { amountMinor: row.amount, currency: row.currency },
+        { amountMinor: movement.amountMinor, currency: movement.currency || row.currency },
+        { id: movement.providerId, raw: movement.raw },
+      );
+    if (mismatch) {
+      // The provider shows other money for this movement: nothing applied, a person decides
+      // (docs/money-safety.md); its balance effect waits for that decision.
+      this.metrics.countProviderAmountMismatch(mismatch.operation);
+      const { outcome } = await this.settle(row.id, 'needs_review', source, {
+        payload,
+        patch: { failureReason: mismatch.message },
+      });
+      return outcome;
+    }
     const failed = movement.status === 'failed' && movement.failureReason;
     const { outcome } = await this.settle(row.id, movement.status, source, {
       payload,

@@ -78,7 +78,7 @@ export class ReconciliationRepository {
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED)
       RETURNING id, kind, provider_id AS "providerId", status, card_id AS "cardId", created_at AS "createdAt",
-        reference`;
+        reference, amount, currency`;
   }
 
   /** The earliest inbox event named `event` with our `reference`, if any. */

@@ -4,7 +4,7 @@ import { CardTransactionsService } from '../cards/card-transactions.service';
 import type { Env } from '../config/env';
 import type { Prisma, Transaction, TransactionKind, TransactionStatus } from '../generated/prisma/client';
 import { MetricsService } from '../metrics/metrics.service';
-import { ProviderClient } from '../provider';
+import { answerMismatch, ProviderClient } from '../provider';
 import { SwapsService } from '../swaps/swaps.service';
 import { LedgerService, type TransitionOutcome } from '../transactions/ledger.service';
 import { FINAL_STATUSES } from '../transactions/transaction-state';
@@ -45,8 +45,17 @@ const DEPOSIT_EVENT = 'transaction.deposit.success';
 /** What reconciliation needs of a ledger row. */
 export type ReconciledRow = Pick<
   Transaction,
-  'id' | 'kind' | 'providerId' | 'status' | 'cardId' | 'createdAt' | 'reference'
+  'id' | 'kind' | 'providerId' | 'status' | 'cardId' | 'createdAt' | 'reference' | 'amount' | 'currency'
 >;
+
+/**
+ * Kinds whose lookup answer is checked against the row's money before it moves the row: the
+ * lookup answers the payout shape (provider-api.md "Transactions") whose `amount`/`centAmount` and
+ * wallet `currency` are the payout's, or the swap's source, as their synchronous answers are
+ * checked. A collection's lookup is not compared (what the payer sent, net of fees or not, is not
+ * documented); its deposit callback is.
+ */
+const AMOUNT_CHECKED_KINDS: TransactionKind[] = ['payout', 'swap'];
 
 /** Counts of one reconciliation pass. */
 export interface ReconciliationReport {
@@ -323,14 +332,35 @@ export class ReconciliationService {
     const upstream = await this.provider.getTransaction(row.providerId);
     const to = PAYOUT_STATUS[upstream.status.toLowerCase()];
     if (!to || to === row.status) return 'unchanged';
+    const mismatch = AMOUNT_CHECKED_KINDS.includes(row.kind)
+      ? answerMismatch(
+          'getTransaction',
+          { amountMinor: row.amount, currency: row.currency },
+          { amountMinor: upstream.amountMinor, currency: upstream.currency },
+          { id: upstream.id, raw: upstream.raw },
+        )
+      : null;
+    if (mismatch) {
+      // The lookup shows other money than the row holds: not applied; a person decides (docs/money-safety.md).
+      this.metrics.countProviderAmountMismatch(mismatch.operation);
+      this.logger.warn(
+        { transactionId: row.id, asked: mismatch.extensions.asked, answered: mismatch.extensions.answered },
+        'provider lookup states another amount than the ledger row; held for review',
+      );
+    }
+    const target: TransactionStatus = mismatch ? 'needs_review' : to;
     return this.repository.withTransaction(async (tx) => {
-      const { outcome } = await this.ledger.transition(row.id, to, 'reconciliation', {
+      const { outcome } = await this.ledger.transition(row.id, target, 'reconciliation', {
         tx,
         payload: upstream.raw as Prisma.InputJsonValue,
-        // Still `initiated` upstream: the confirm never took effect, so it may be sent again.
-        patch: to === 'initiated' ? { confirmRequestedAt: null } : undefined,
+        patch: mismatch
+          ? { failureReason: mismatch.message }
+          : // Still `initiated` upstream: the confirm never took effect, so it may be sent again.
+            to === 'initiated'
+            ? { confirmRequestedAt: null }
+            : undefined,
       });
-      if (outcome === 'applied' && row.kind === 'swap') await this.swaps.followLedger(tx, row.id, to);
+      if (outcome === 'applied' && row.kind === 'swap') await this.swaps.followLedger(tx, row.id, target);
       return outcome;
     });
   }

@@ -109,6 +109,8 @@ export class TransactionsService {
         cardId: row.cardId,
         createdAt: row.createdAt,
         reference: row.reference,
+        amount: row.amount,
+        currency: row.currency,
       });
       if (outcome === 'applied') row = (await this.repository.getWithHistory(id)) ?? row;
     }
