@@ -19,23 +19,22 @@ describe('card movements settled by reconciliation (e2e)', () => {
   });
   afterAll(() => h.close());
 
-  it('settles a timed-out top-up from the card listing, and only once', async () => {
-    const kit = cardKit(h, () => auth);
-    const card = await kit.activeCard('card-recon@example.com', 5000);
-    expect(card.balance).toBe(5000);
-
-    // The provider takes 1.5 s; the gateway gives up after 0.8 s, but the provider still does it.
+  /**
+   * A top-up of `amount` on `card` whose answer the gateway lost (the provider takes 1.5 s, the
+   * gateway gives up after 0.8 s: 504, row `unknown`) but which the provider made; returns its row
+   * once the simulator has recorded it.
+   */
+  async function timedOutTopUp(kit: ReturnType<typeof cardKit>, cardId: string, amount: number) {
     await h.sim.setFault('topUpCard', { latencyMs: 1500, times: 1 });
     const timedOut = await h
       .http()
-      .post(`/v1/cards/${card.id}/top-ups`)
+      .post(`/v1/cards/${cardId}/top-ups`)
       .set(auth)
       .set('Idempotency-Key', randomUUID())
-      .send({ amount: 700 });
+      .send({ amount });
     expect(timedOut.status).toBe(504);
-    const [row] = (await kit.ledger(card.id)).filter((r) => r.kind === 'card_topup' && r.amount === '700');
+    const [row] = (await kit.ledger(cardId)).filter((r) => r.kind === 'card_topup' && r.amount === String(amount));
     expect(row.status).toBe('unknown');
-
     const deadline = Date.now() + 5000;
     const atProvider = async () =>
       ((await h.sim.admin('GET', '/records')).body.records as Array<{ reference: string | null }>).some(
@@ -46,6 +45,15 @@ describe('card movements settled by reconciliation (e2e)', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     await h.sim.admin('POST', '/flush');
+    return row;
+  }
+
+  it('settles a timed-out top-up from the card listing, and only once', async () => {
+    const kit = cardKit(h, () => auth);
+    const card = await kit.activeCard('card-recon@example.com', 5000);
+    expect(card.balance).toBe(5000);
+
+    const row = await timedOutTopUp(kit, card.id, 700);
 
     const reconciliation = h.app.get(ReconciliationService);
     const report = await reconciliation.run({ olderThanMs: 0 });
@@ -73,25 +81,7 @@ describe('card movements settled by reconciliation (e2e)', () => {
   it('holds a top-up needs_review when the listing shows another amount than its row, the balance untouched', async () => {
     const kit = cardKit(h, () => auth);
     const card = await kit.activeCard('card-recon-amount@example.com', 5000);
-    await h.sim.setFault('topUpCard', { latencyMs: 1500, times: 1 });
-    const timedOut = await h
-      .http()
-      .post(`/v1/cards/${card.id}/top-ups`)
-      .set(auth)
-      .set('Idempotency-Key', randomUUID())
-      .send({ amount: 800 });
-    expect(timedOut.status).toBe(504);
-    const [row] = (await kit.ledger(card.id)).filter((r) => r.kind === 'card_topup' && r.amount === '800');
-    const deadline = Date.now() + 5000;
-    while (
-      !((await h.sim.admin('GET', '/records')).body.records as Array<{ reference: string | null }>).some(
-        (r) => r.reference === row.reference,
-      )
-    ) {
-      if (Date.now() > deadline) throw new Error('the simulator never recorded the top-up');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await h.sim.admin('POST', '/flush');
+    const row = await timedOutTopUp(kit, card.id, 800);
     // The row says 8.01 USD where the provider credited 8.00.
     await h.db.query('UPDATE transactions SET amount = 801 WHERE id = $1', [row.id]);
     await h.app.get(ReconciliationService).run({ olderThanMs: 0 });

@@ -23,6 +23,26 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
   const inbox = () =>
     h.db.query<{ event: string; outcome: string }>('SELECT event, outcome FROM webhook_events ORDER BY received_at');
 
+  /** A KES 5,000.00 collection of the customer with `email`, created through the API. */
+  const collectionOf = async (email: string, description: string) => {
+    const [customer] = await h.db.query<{ id: string }>('SELECT id FROM customers WHERE email = $1', [email]);
+    const collection = await h
+      .http()
+      .post('/v1/collections')
+      .set(auth)
+      .set('Idempotency-Key', randomUUID())
+      .send({
+        customerId: customer.id,
+        country: 'KE',
+        currency: 'KES',
+        amount: 500000,
+        description,
+        payer: { type: 'Equity', accountName: 'Ada Obi' },
+      });
+    expect(collection.status).toBe(201);
+    return collection.body as { id: string; providerId: string; reference: string; transactionId: string };
+  };
+
   beforeAll(async () => {
     h = await startHarness({ listen: true });
     auth = { Authorization: `Bearer ${await h.key()}` };
@@ -405,61 +425,31 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     });
 
     it('holds a collection needs_review when its deposit states another amount than was asked', async () => {
-      const [customer] = await h.db.query<{ id: string }>(
-        "SELECT id FROM customers WHERE email = 'amounts@example.com'",
-      );
-      const collection = await h
-        .http()
-        .post('/v1/collections')
-        .set(auth)
-        .set('Idempotency-Key', randomUUID())
-        .send({
-          customerId: customer.id,
-          country: 'KE',
-          currency: 'KES',
-          amount: 500000,
-          description: 'short deposit',
-          payer: { type: 'Equity', accountName: 'Ada Obi' },
-        });
-      expect(collection.status).toBe(201);
+      const collection = await collectionOf('amounts@example.com', 'short deposit');
       const res = await signed({
         event: 'transaction.deposit.success',
         data: {
-          id: collection.body.providerId,
-          reference: collection.body.reference,
+          id: collection.providerId,
+          reference: collection.reference,
           status: 'success',
           amount: '4000',
           currency: 'kes',
         },
       });
       expect(res.body.outcome).toBe('refused');
-      const got = await h.http().get(`/v1/collections/${collection.body.id}`).set(auth);
+      const got = await h.http().get(`/v1/collections/${collection.id}`).set(auth);
       expect(got.body.status).toBe('needs_review');
-      expect((await status(collection.body.transactionId)).failure_reason).toMatch(/4,?000\.00 KES .* 5,?000\.00 KES/);
+      expect((await status(collection.transactionId)).failure_reason).toMatch(/4,?000\.00 KES .* 5,?000\.00 KES/);
     });
   });
 
   it("receives the simulator's deposit callback and marks the collection paid", async () => {
-    const [customer] = await h.db.query<{ id: string }>("SELECT id FROM customers WHERE email = 'hooks@example.com'");
-    const collection = await h
-      .http()
-      .post('/v1/collections')
-      .set(auth)
-      .set('Idempotency-Key', randomUUID())
-      .send({
-        customerId: customer.id,
-        country: 'KE',
-        currency: 'KES',
-        amount: 500000,
-        description: 'deposit',
-        payer: { type: 'Equity', accountName: 'Ada Obi' },
-      });
-    expect(collection.status).toBe(201);
-    const paid = await h.sim.admin('POST', `/collections/${collection.body.providerId}/pay`);
+    const collection = await collectionOf('hooks@example.com', 'deposit');
+    const paid = await h.sim.admin('POST', `/collections/${collection.providerId}/pay`);
     expect(paid.body.callback.attempts).toEqual([200]);
-    const got = await h.http().get(`/v1/collections/${collection.body.id}`).set(auth);
+    const got = await h.http().get(`/v1/collections/${collection.id}`).set(auth);
     expect(got.body.status).toBe('success');
-    expect((await history(collection.body.transactionId)).at(-1)).toEqual({
+    expect((await history(collection.transactionId)).at(-1)).toEqual({
       from: 'processing',
       to: 'success',
       source: 'webhook',
