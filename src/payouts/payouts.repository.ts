@@ -69,7 +69,7 @@ export class PayoutsRepository {
 
   /**
    * Claims the right to confirm payout `id`, in ONE statement sent through node-postgres (it commits
-   * alone): locks the row (FOR UPDATE) if it is a payout `initiated`, not already being confirmed,
+   * alone; prepared once per connection): locks the row (FOR UPDATE) if it is a payout `initiated`, not already being confirmed,
    * and created by `owner` when given (OWNERSHIP=client: `ownerRestriction()`); then runs `key` (a
    * deferred Idempotency-Key claim: the key's record inserted, noting the payout as its resource
    * where it was claimable, `idempotentClaimSql(…, onlyIf = CONFIRM_CLAIMABLE)`) or `note` (for a
@@ -123,6 +123,7 @@ export class PayoutsRepository {
       SELECT won.*, EXISTS (SELECT 1 FROM cur) AS claimable, EXISTS (SELECT 1 FROM key) AS "keyHeld"
       FROM (SELECT 1) AS one LEFT JOIN won ON true`,
       READ_POOL_TYPES,
+      'payout_claim_confirm',
     );
     if (key && !result?.keyHeld) return 'taken';
     if (!result?.id) return result?.claimable ? 'lost' : null;

@@ -254,7 +254,7 @@ export class LedgerRepository {
    * customer and beneficiary), and optionally the Idempotency-Key's deferred claim (`claim`,
    * idempotentClaimSql: the key's record inserted in this statement) — so that the request's first
    * write is its only statement before the provider call. ONE statement sent through node-postgres
-   * (it commits alone): the guard's CTEs are read; `claim` (when given) inserts the key's record,
+   * (it commits alone; prepared once per connection): the guard's CTEs are read; `claim` (when given) inserts the key's record,
    * noting this row as its resource only where the guard holds; `note` (when given instead, for a
    * claim already held: idempotentResourceNote conditioned on the guard) notes it; then, only if the
    * guard holds and the claim is the request's, the row, its first history entry and `audit` (the
@@ -301,6 +301,7 @@ export class LedgerRepository {
       SELECT ins.*, EXISTS (SELECT 1 FROM key) AS "keyHeld", (${guard.onlyIf}) AS "guardHeld", g.*
       FROM ${guard.from} AS g LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
+      'ledger_insert_guarded',
     );
     const found: Record<string, unknown> = {};
     for (const field of guard.fields) {
@@ -377,7 +378,7 @@ export class LedgerRepository {
    * the status it left (read under the lock). `also`, a statement conditioned on MOVED, runs in the
    * same statement (`alsoDone`: it returned a row). Null when nothing moved. Sent through
    * node-postgres (PrismaService.sql; a raw Prisma query costs the gateway ~450 µs of CPU against
-   * ~50 µs), the row typed as Prisma reads it.
+   * ~50 µs), prepared once per connection (its text takes a few shapes), the row typed as Prisma reads it.
    * @throws Error when `patch` does not fit one statement (check with patchFitsOneStatement first).
    */
   async moveOnce(
@@ -424,6 +425,7 @@ export class LedgerRepository {
       also AS (${move.also ?? Prisma.sql`SELECT 1 WHERE false`})
       SELECT upd.*, EXISTS (SELECT 1 FROM also) AS "alsoDone" FROM upd`,
       READ_POOL_TYPES,
+      'ledger_move_once',
     );
     if (rows.length === 0) return null;
     const { previousStatus, alsoDone, ...moved } = rows[0];
