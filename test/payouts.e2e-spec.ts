@@ -395,6 +395,58 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect(await h.sim.calls('initializePayout')).toHaveLength(1);
     });
 
+    it('answers 404 for an unknown customer or beneficiary, writes no ledger row, calls nothing, and the key replays the 404', async () => {
+      await h.sim.admin('DELETE', '/calls');
+      const rowsBefore = await payoutRowCount();
+      const unknown = '00000000-0000-4000-8000-000000000000';
+      for (const [body, missing] of [
+        [payoutBody({ customerId: unknown }), 'Customer'],
+        [payoutBody({ beneficiaryId: unknown }), 'Beneficiary'],
+      ] as const) {
+        const idem = newKey();
+        const res = await postPayout(body, idem);
+        expect(res.status).toBe(404);
+        expect(res.body.code).toBe('not_found');
+        expect(res.body.detail).toContain(missing);
+        const [record] = await h.db.query(
+          'SELECT state, response_status, resource_id FROM idempotency_records WHERE key = $1',
+          [idem],
+        );
+        expect(record).toEqual({ state: 'completed', response_status: 404, resource_id: null });
+        const again = await postPayout(body, idem);
+        expect(again.status).toBe(404);
+        expect(again.body.code).toBe('not_found');
+      }
+      expect(await payoutRowCount()).toBe(rowsBefore);
+      expect(await h.sim.calls('initializePayout')).toHaveLength(0);
+    });
+
+    it('sends one finalizePayout for two concurrent confirms with one key; the key with another payout is 409 idempotency_key_reused', async () => {
+      const created = await postPayout(payoutBody({ amount: 2100, description: 'concurrent confirm' }), newKey());
+      expect(created.status).toBe(201);
+      await h.sim.admin('DELETE', '/calls');
+      await h.sim.setFault('finalizePayout', { latencyMs: 300 });
+      const idem = newKey();
+      const confirm = (id: string) =>
+        h.http().post(`/v1/payouts/${id}/confirm`).set(auth()).set('Idempotency-Key', idem).send();
+      const [a, b] = await Promise.all([confirm(created.body.id), confirm(created.body.id)]);
+      const winner = a.headers['idempotent-replayed'] === undefined && a.status === 201 ? a : b;
+      const other = winner === a ? b : a;
+      expect(winner.status).toBe(201);
+      expect(winner.body.status).toBe('pending');
+      if (other.status === 201) {
+        expect(other.headers['idempotent-replayed']).toBe('true');
+        expect(other.body).toEqual(winner.body);
+      } else {
+        expect(other.status).toBe(409);
+        expect(other.body.code).toBe('request_in_progress');
+      }
+      expect(await h.sim.calls('finalizePayout')).toHaveLength(1);
+      const reused = await confirm(payout.id);
+      expect(reused.status).toBe(409);
+      expect(reused.body.code).toBe('idempotency_key_reused');
+    });
+
     it("refuses another customer's beneficiary with 400 and calls nothing", async () => {
       await h.sim.admin('DELETE', '/calls');
       const res = await postPayout({ ...payoutBody(), customerId: otherCustomerId }, newKey());

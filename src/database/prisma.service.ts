@@ -6,6 +6,7 @@ import type { Env } from '../config/env';
 import { type Prisma, PrismaClient } from '../generated/prisma/client';
 import { ShutdownService } from '../lifecycle/shutdown.service';
 import type { PoolStats } from './read-pool';
+import { sqlStatement } from './sql';
 export { isUniqueViolation } from './unique-violation';
 
 /**
@@ -60,6 +61,8 @@ export class PrismaService extends PrismaClient {
    * its own `types`). Ended in the `pools` shutdown stage, after the client has disconnected.
    */
   readonly pool: Pool;
+  /** PG_NAMED_STATEMENTS: whether `sql(…, prepared)` prepares its statement under a name. */
+  private readonly named: boolean;
 
   constructor(config: ConfigService<Env, true>, shutdown: ShutdownService) {
     const { pool, schema } = prismaPool(
@@ -75,6 +78,7 @@ export class PrismaService extends PrismaClient {
       transactionOptions: { maxWait: TRANSACTION_MAX_WAIT_MS, timeout: TRANSACTION_TIMEOUT_MS },
     });
     this.pool = pool;
+    this.named = config.get('PG_NAMED_STATEMENTS', { infer: true }) ?? true;
     // An idle connection lost (a restarted database) must not crash the process; the pool replaces it.
     pool.on('error', (error) => new Logger('PrismaService').warn({ error: error.message }, 'idle connection failed'));
     shutdown.register(
@@ -89,9 +93,18 @@ export class PrismaService extends PrismaClient {
     );
   }
 
-  /** Runs a `Prisma.sql` statement through `pool` (see there): its rows. */
-  async sql<T>(statement: Prisma.Sql, types?: QueryConfig['types']): Promise<T[]> {
-    return (await this.pool.query<T & QueryResultRow>({ text: statement.text, values: statement.values, types })).rows;
+  /**
+   * Runs a `Prisma.sql` statement through `pool` (see there): its rows. With `prepared` (a name
+   * prefix), the statement is prepared once per connection under a name derived from its text
+   * (`prefix_` + hash, sql.ts `sqlStatement`) and then only bound and executed: PostgreSQL parses
+   * and plans it once per connection instead of at every call. For hot statements whose text takes
+   * a handful of shapes (never one built from a list of varying length). PG_NAMED_STATEMENTS=false
+   * sends them unnamed, as the read pool does.
+   */
+  async sql<T>(statement: Prisma.Sql, types?: QueryConfig['types'], prepared?: string): Promise<T[]> {
+    const { text, values } = statement;
+    const name = prepared && this.named ? sqlStatement(prepared, text, values).name : undefined;
+    return (await this.pool.query<T & QueryResultRow>({ text, values, types, ...(name ? { name } : {}) })).rows;
   }
 
   /** Connections of Prisma's pool now: open, idle, and queries waiting for one (for /metrics). */

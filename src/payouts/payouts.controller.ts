@@ -31,7 +31,7 @@ export class PayoutsController {
   @Post()
   @Audited('payout.create', 'payout')
   @RequireScopes('payouts:write')
-  @Idempotent()
+  @Idempotent({ claimInWork: true })
   @ApiOperation({
     summary: 'Initialize a payout to a beneficiary (status initiated, with fee and rate)',
     description:
@@ -86,7 +86,7 @@ export class PayoutsController {
   @Post(':id/confirm')
   @Audited('payout.confirm', 'payout')
   @RequireScopes('payouts:write')
-  @Idempotent()
+  @Idempotent({ claimInWork: true })
   @ApiOperation({ summary: 'Confirm an initiated payout (provider finalize; status pending)' })
   @ApiCreatedResponse({ type: PayoutDto })
   @ApiValidationErrors()

@@ -5,6 +5,7 @@ import { ReadPool } from '../database/read-pool';
 import { namedStatement, READ_POOL_TYPES } from '../database/sql';
 import { Prisma, type Transaction } from '../generated/prisma/client';
 import { LEDGER_ROW_COLUMNS, type LedgerRow } from '../transactions/ledger-row';
+import type { InsertGuard } from '../transactions/ledger.service';
 
 /** Every column of `transactions`, named as the Transaction type's fields (for raw RETURNING). */
 const PAYOUT_COLUMNS = Prisma.raw(`${LEDGER_ROW_COLUMNS}, t.provider_payload AS "providerPayload"`);
@@ -20,6 +21,29 @@ export const CONFIRM_CLAIMABLE = Prisma.sql`EXISTS (SELECT 1 FROM cur)`;
  * returned the row): the request's audit event is written only then.
  */
 export const CONFIRM_WON = Prisma.sql`EXISTS (SELECT 1 FROM won)`;
+
+/** What payoutRefsGuard reads of a payout's customer and beneficiary (null fields: not found). */
+export interface PayoutRefs {
+  refCustomerId: string | null;
+  refCustomerEmail: string | null;
+  refCustomerCreatedBy: string | null;
+  refBeneficiaryId: string | null;
+  refBeneficiaryCustomerId: string | null;
+  refBeneficiaryProviderId: string | null;
+  refBeneficiaryCurrency: string | null;
+  refBeneficiaryCreatedBy: string | null;
+}
+
+const PAYOUT_REFS_FIELDS: ReadonlyArray<keyof PayoutRefs> = [
+  'refCustomerId',
+  'refCustomerEmail',
+  'refCustomerCreatedBy',
+  'refBeneficiaryId',
+  'refBeneficiaryCustomerId',
+  'refBeneficiaryProviderId',
+  'refBeneficiaryCurrency',
+  'refBeneficiaryCreatedBy',
+];
 
 const PAYOUT_BY_ID = namedStatement(
   'payout_by_id',
@@ -45,44 +69,98 @@ export class PayoutsRepository {
 
   /**
    * Claims the right to confirm payout `id`, in ONE statement sent through node-postgres (it commits
-   * alone): locks the row (FOR UPDATE) if it is a payout `initiated`, not already being confirmed,
-   * and created by `owner` when given (OWNERSHIP=client: `ownerRestriction()`); then runs `note` (the
-   * Idempotency-Key's note of the payout as its resource, an `UPDATE … RETURNING 1` made with
-   * `idempotentResourceNote(…, onlyIf = CONFIRM_CLAIMABLE)`); then, only if the note found the claim
-   * still ours (or there is none), sets `confirmRequestedAt` (and `updatedAt`) and runs `audit` (the
-   * request's audit event, `auditedChangeSql(…, CONFIRM_WON)`). The claim and the note are written
-   * together or not at all (the row stays locked between them). Returns the claimed row as it is
-   * now (typed as Prisma reads it) to the one caller that won the claim; `lost` when the payout
-   * could be claimed but the Idempotency-Key claim was lost to a retry (nothing written: 409); null
-   * otherwise (no such payout, another client's, or not confirmable: nothing written).
+   * alone; prepared once per connection): locks the row (FOR UPDATE) if it is a payout `initiated`, not already being confirmed,
+   * and created by `owner` when given (OWNERSHIP=client: `ownerRestriction()`); then runs `key` (a
+   * deferred Idempotency-Key claim: the key's record inserted, noting the payout as its resource
+   * where it was claimable, `idempotentClaimSql(…, onlyIf = CONFIRM_CLAIMABLE)`) or `note` (for a
+   * claim already held: the key's note of the payout, an `UPDATE … RETURNING 1` made with
+   * `idempotentResourceNote(…, onlyIf = CONFIRM_CLAIMABLE)`); then, only if the key is the request's
+   * (and, with `note`, the note found it so), sets `confirmRequestedAt` (and `updatedAt`) and runs
+   * `audit` (the request's audit event, `auditedChangeSql(…, CONFIRM_WON)`). The claim and the note
+   * are written together or not at all (the row stays locked between them); the key's record is
+   * inserted (as `key` says) whether or not the payout was claimable. Returns the claimed row as it
+   * is now (typed as Prisma reads it) to the one caller that won the claim; `taken` when `key` found
+   * the Idempotency-Key taken (nothing written); `lost` when the payout could be claimed but the
+   * note found the claim lost to a retry (nothing written: 409); null otherwise (no such payout,
+   * another client's, or not confirmable: nothing written but `key`'s record).
    */
   async claimConfirm(
     id: string,
     note: Prisma.Sql | null,
     audit: Prisma.Sql | null,
     owner: string | undefined,
-  ): Promise<Transaction | 'lost' | null> {
+  ): Promise<Transaction | 'lost' | null>;
+  async claimConfirm(
+    id: string,
+    note: Prisma.Sql | null,
+    audit: Prisma.Sql | null,
+    owner: string | undefined,
+    key: Prisma.Sql | null,
+  ): Promise<Transaction | 'lost' | 'taken' | null>;
+  async claimConfirm(
+    id: string,
+    note: Prisma.Sql | null,
+    audit: Prisma.Sql | null,
+    owner: string | undefined,
+    key: Prisma.Sql | null = null,
+  ): Promise<Transaction | 'lost' | 'taken' | null> {
     const now = new Date();
-    const [result] = await this.prisma.sql<Transaction & { claimable: boolean }>(
+    const [result] = await this.prisma.sql<Transaction & { claimable: boolean; keyHeld: boolean }>(
       Prisma.sql`
       WITH cur AS (
         SELECT t.id FROM transactions t
         WHERE t.id = ${id}::uuid AND t.kind = 'payout' AND t.status = 'initiated' AND t.confirm_requested_at IS NULL
           AND (${owner ?? null}::uuid IS NULL OR t.created_by = ${owner ?? null}::uuid)
         FOR UPDATE),
-      note AS (${note ?? Prisma.sql`SELECT 1 FROM cur`}),
+      key AS (${key ?? Prisma.sql`SELECT 1 WHERE false`}),
+      note AS (${note ?? (key ? Prisma.sql`SELECT 1 FROM key` : Prisma.sql`SELECT 1 FROM cur`)}),
       won AS (
         UPDATE transactions t SET confirm_requested_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
         FROM cur
         WHERE t.id = cur.id AND EXISTS (SELECT 1 FROM note)
         RETURNING ${PAYOUT_COLUMNS}),
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
-      SELECT won.*, EXISTS (SELECT 1 FROM cur) AS claimable FROM (SELECT 1) AS one LEFT JOIN won ON true`,
+      SELECT won.*, EXISTS (SELECT 1 FROM cur) AS claimable, EXISTS (SELECT 1 FROM key) AS "keyHeld"
+      FROM (SELECT 1) AS one LEFT JOIN won ON true`,
       READ_POOL_TYPES,
+      'payout_claim_confirm',
     );
+    if (key && !result?.keyHeld) return 'taken';
     if (!result?.id) return result?.claimable ? 'lost' : null;
-    const { claimable: _claimable, ...row } = result;
+    const { claimable: _claimable, keyHeld: _keyHeld, ...row } = result;
     return row;
+  }
+
+  /**
+   * The guard of a payout's write-ahead (LedgerService.recordGuarded: read in the row's own
+   * statement): customer `customerId` and beneficiary `beneficiaryId` (CTE `refs`, one row, `null`
+   * fields for what is absent). The row is written only if both exist, the beneficiary is the
+   * customer's and registered with the provider (has a provider id), and, under OWNERSHIP=client
+   * (`owner`: ownerRestriction()), both were created by `owner` — the checks CustomersService and
+   * BeneficiariesService's requireRow and PayoutsService.create make. The row's `counterCurrency`
+   * is the beneficiary's currency.
+   */
+  payoutRefsGuard(customerId: string, beneficiaryId: string, owner: string | undefined): InsertGuard {
+    const ownerId = owner ?? null;
+    return {
+      with: Prisma.sql`refs AS (
+        SELECT c.id AS "refCustomerId", c.email AS "refCustomerEmail", c.created_by AS "refCustomerCreatedBy",
+               b.id AS "refBeneficiaryId", b.customer_id AS "refBeneficiaryCustomerId",
+               b.provider_id AS "refBeneficiaryProviderId", b.currency AS "refBeneficiaryCurrency",
+               b.created_by AS "refBeneficiaryCreatedBy"
+        FROM (SELECT 1) AS one
+        LEFT JOIN customers c ON c.id = ${customerId}::uuid
+        LEFT JOIN beneficiaries b ON b.id = ${beneficiaryId}::uuid)`,
+      from: Prisma.sql`refs`,
+      fields: PAYOUT_REFS_FIELDS,
+      onlyIf: Prisma.sql`EXISTS (
+        SELECT 1 FROM refs
+        WHERE "refCustomerId" IS NOT NULL AND "refBeneficiaryCustomerId" = "refCustomerId"
+          AND "refBeneficiaryProviderId" IS NOT NULL
+          AND (${ownerId}::uuid IS NULL
+               OR ("refCustomerCreatedBy" = ${ownerId}::uuid AND "refBeneficiaryCreatedBy" = ${ownerId}::uuid)))`,
+      columns: { counterCurrency: Prisma.sql`SELECT "refBeneficiaryCurrency" FROM refs` },
+    };
   }
 
   /** Runs `work` in one database transaction; the ledger calls given its `tx` take part in it. */

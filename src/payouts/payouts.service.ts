@@ -12,7 +12,13 @@ import {
   providerDidNotAct,
   ValidationError,
 } from '../common/errors';
-import { idempotentResourceNote, lostClaim } from '../common/idempotency/idempotency-context';
+import {
+  holdIdempotencyClaim,
+  idempotentClaimSettled,
+  idempotentClaimSql,
+  idempotentResourceNote,
+  lostClaim,
+} from '../common/idempotency/idempotency-context';
 import { currencyExponent } from '../common/money';
 import { newReference } from '../common/reference';
 import { type Env, parseApprovalThresholds, parseDuration } from '../config/env';
@@ -24,7 +30,7 @@ import type { LedgerRow } from '../transactions/ledger-row';
 import { LedgerService } from '../transactions/ledger.service';
 import { toPayoutDto, toTransactionEventData } from '../transactions/transaction.mapper';
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
-import { CONFIRM_CLAIMABLE, CONFIRM_WON, PayoutsRepository } from './payouts.repository';
+import { CONFIRM_CLAIMABLE, CONFIRM_WON, type PayoutRefs, PayoutsRepository } from './payouts.repository';
 
 /**
  * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
@@ -66,6 +72,57 @@ export class PayoutsService {
   async create(input: CreatePayoutDto, clientId: string | null = null): Promise<PayoutDto> {
     const currency = input.sourceCurrency ?? 'USD';
     currencyExponent(currency);
+    const data = {
+      kind: 'payout' as const,
+      direction: 'debit' as const,
+      amount: BigInt(input.amount),
+      currency,
+      customerId: input.customerId,
+      beneficiaryId: input.beneficiaryId,
+      reference: newReference('payout'),
+      description: input.description,
+      createdBy: clientId,
+    };
+    if (this.needsApproval(data.amount, currency)) return this.hold(input, data);
+    // Write-ahead in ONE statement: the customer and beneficiary read, the Idempotency-Key claimed
+    // (POST /v1/payouts defers its claim to here), and, only if both are found and match, the row,
+    // its history, the key's note and the audit event. Committed before the provider is called.
+    const { row, found } = await this.ledger.recordGuarded(
+      data,
+      this.repository.payoutRefsGuard(input.customerId, input.beneficiaryId, ownerRestriction()),
+    );
+    const refs = found as unknown as PayoutRefs;
+    if (!row) throw this.refsRefusal(input, refs);
+    return this.initializeUpstream(row, refs.refCustomerEmail as string, refs.refBeneficiaryProviderId as string);
+  }
+
+  /**
+   * Why a payout's write-ahead guard (PayoutsRepository.payoutRefsGuard) did not hold, as the
+   * request's answer: 404 for a customer or beneficiary absent (or another client's under
+   * OWNERSHIP=client), else 400 for a beneficiary of another customer or not registered upstream.
+   */
+  private refsRefusal(input: CreatePayoutDto, refs: PayoutRefs): DomainError {
+    if (!refs.refCustomerId || !ownedByCurrentClient({ createdBy: refs.refCustomerCreatedBy })) {
+      return new NotFoundError('Customer', input.customerId);
+    }
+    if (!refs.refBeneficiaryId || !ownedByCurrentClient({ createdBy: refs.refBeneficiaryCreatedBy })) {
+      return new NotFoundError('Beneficiary', input.beneficiaryId);
+    }
+    return new ValidationError([
+      { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
+    ]);
+  }
+
+  /**
+   * A payout at or above its currency's approval threshold: stored `awaiting_approval` (no provider
+   * call) with `payout.approval_required` announced, in one database transaction, after the
+   * Idempotency-Key is claimed on its own and the customer and beneficiary checked.
+   */
+  private async hold(
+    input: CreatePayoutDto,
+    data: Omit<Prisma.TransactionUncheckedCreateInput, 'status'> & { createdBy: string | null },
+  ): Promise<PayoutDto> {
+    await holdIdempotencyClaim();
     const [customer, beneficiary] = await Promise.all([
       this.customers.requireRow(input.customerId),
       this.beneficiaries.requireRow(input.beneficiaryId),
@@ -75,32 +132,20 @@ export class PayoutsService {
         { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
       ]);
     }
-    const data = {
-      kind: 'payout' as const,
-      direction: 'debit' as const,
-      amount: BigInt(input.amount),
-      currency,
-      customerId: customer.id,
-      beneficiaryId: beneficiary.id,
-      counterCurrency: beneficiary.currency,
-      reference: newReference('payout'),
-      description: input.description,
-      createdBy: clientId,
-    };
-    if (this.needsApproval(data.amount, currency)) {
-      const held = await this.repository.withTransaction(async (tx) => {
-        const row = await this.ledger.record({ ...data, status: 'awaiting_approval' }, 'api', tx);
-        await this.outbox.publish(
-          'payout.approval_required',
-          { ...toTransactionEventData(row), actorId: clientId },
-          tx,
-        );
-        return row;
-      });
-      return toPayoutDto(held);
-    }
-    const row = await this.ledger.record(data);
-    return this.initializeUpstream(row, customer.email, beneficiary.providerId);
+    const held = await this.repository.withTransaction(async (tx) => {
+      const row = await this.ledger.record(
+        { ...data, counterCurrency: beneficiary.currency, status: 'awaiting_approval' },
+        'api',
+        tx,
+      );
+      await this.outbox.publish(
+        'payout.approval_required',
+        { ...toTransactionEventData(row), actorId: data.createdBy },
+        tx,
+      );
+      return row;
+    });
+    return toPayoutDto(held);
   }
 
   /**
@@ -233,13 +278,17 @@ export class PayoutsService {
     // The claim, the Idempotency-Key's note and the audit event: one statement, written together or
     // not at all. A payout the client may not see is not claimed (404, as if absent), nor is one
     // whose Idempotency-Key claim was lost to a retry (409: nothing written, the provider not called).
+    // POST /v1/payouts/{id}/confirm defers its Idempotency-Key claim to this statement too.
+    const key = idempotentClaimSql('payout', id, CONFIRM_CLAIMABLE);
     const row = await this.repository.claimConfirm(
       id,
-      idempotentResourceNote('payout', id, CONFIRM_CLAIMABLE),
+      key ? null : idempotentResourceNote('payout', id, CONFIRM_CLAIMABLE),
       auditedChangeSql(id, CONFIRM_WON),
       ownerRestriction(),
+      key,
     );
-    if (row === 'lost') throw lostClaim();
+    if (key) idempotentClaimSettled(row !== 'taken');
+    if (row === 'lost' || row === 'taken') throw lostClaim();
     // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
     if (row) auditedChangeRecorded();
     if (!row) {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, isAxiosError } from 'axios';
 import axiosRetry from 'axios-retry';
 import { ErrorCode, ProviderError } from '../common/errors';
+import { idempotencyClaimPending } from '../common/idempotency/idempotency-context';
 import { normaliseCurrency } from '../common/money';
 import { currentRequestId } from '../common/request-context';
 import type { ProviderCallOutcome } from '../metrics/metrics.service';
@@ -203,7 +204,9 @@ function providerMessage(body: unknown): string | null {
  * `provider_amount_mismatch`, answer-checks.ts), logged at warn with both values. Every amount
  * is sent and read in the unit `provider-units.ts` gives it.
  * Bad inputs (an amount beyond a safe integer, an unknown currency) reject with `ValidationError`
- * before any request is sent.
+ * before any request is sent. A call made under an Idempotency-Key whose deferred claim is not made
+ * yet (idempotency-context.ts) rejects with a plain Error before anything is sent: a bug of the
+ * caller, which must write ahead (and so claim the key) first.
  */
 export class ProviderClient {
   private readonly http: AxiosInstance;
@@ -618,6 +621,8 @@ export class ProviderClient {
     map: (data: Data) => T,
     spec: CallSpec = {},
   ): Promise<T> {
+    // Write-ahead of the Idempotency-Key: a request whose deferred claim is not made yet sends nothing.
+    if (idempotencyClaimPending()) throw new Error(`provider ${operation} called before the Idempotency-Key claim`);
     const requestId = spec.requestId ?? currentRequestId() ?? randomUUID();
     const started = performance.now();
     let status: number | undefined;

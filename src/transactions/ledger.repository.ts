@@ -124,6 +124,21 @@ export function withAnswer(row: Transaction, patch: Record<string, unknown> | un
 /** The condition, inside insertAlone's statement, that the row was inserted (for its `audit` statement). */
 export const INSERTED = Prisma.sql`EXISTS (SELECT 1 FROM ins)`;
 
+/**
+ * What insertGuarded reads in the row's own statement, and writes the row only if it holds: `with`,
+ * CTE definitions (`name AS (…)`, comma-separated) placed first; `from`, the name of one of them
+ * that reads exactly one row, whose columns (`fields`, named apart from the ledger row's) come back
+ * as `found`; `onlyIf`, an SQL condition on them; `columns`, ledger row fields whose values are SQL
+ * expressions on them (e.g. `(SELECT currency FROM refs)`).
+ */
+export interface InsertGuard {
+  with: Prisma.Sql;
+  from: Prisma.Sql;
+  fields: readonly string[];
+  onlyIf: Prisma.Sql;
+  columns: Record<string, Prisma.Sql>;
+}
+
 /** The condition, inside moveOnce's statement, that the move was made (for its `also` statement). */
 export const MOVED = Prisma.sql`EXISTS (SELECT 1 FROM upd)`;
 
@@ -234,6 +249,69 @@ export class LedgerRepository {
     return inserted ?? 'lost';
   }
 
+  /**
+   * insertAlone with a `guard`: reads the row depends on, made in the same statement (e.g. a payout's
+   * customer and beneficiary), and optionally the Idempotency-Key's deferred claim (`claim`,
+   * idempotentClaimSql: the key's record inserted in this statement) — so that the request's first
+   * write is its only statement before the provider call. ONE statement sent through node-postgres
+   * (it commits alone; prepared once per connection): the guard's CTEs are read; `claim` (when given) inserts the key's record,
+   * noting this row as its resource only where the guard holds; `note` (when given instead, for a
+   * claim already held: idempotentResourceNote conditioned on the guard) notes it; then, only if the
+   * guard holds and the claim is the request's, the row, its first history entry and `audit` (the
+   * request's audit event, conditioned on INSERTED) are written — all of it or nothing. Fields of
+   * `guard.columns` take their values from the guard's reads (e.g. the beneficiary's currency).
+   * Returns the row (null when not written), `keyHeld` (the deferred claim's record was inserted:
+   * false without `claim`), `guardHeld` (the guard's condition held: if the row was not written
+   * nonetheless, the claim was not the request's), and `found`: the guard's `from` row (its
+   * `fields`), for the caller to say why nothing was written.
+   * Null when a field cannot be written raw (nothing written: the caller goes another way).
+   */
+  async insertGuarded(
+    data: Prisma.TransactionUncheckedCreateInput & { status: TransactionStatus },
+    entry: StatusChangeEntry,
+    idempotency: { claim: Prisma.Sql | null; note: Prisma.Sql | null },
+    audit: Prisma.Sql | null,
+    guard: InsertGuard,
+  ): Promise<{ row: Transaction | null; keyHeld: boolean; guardHeld: boolean; found: Record<string, unknown> } | null> {
+    const now = new Date();
+    const own: Record<string, unknown> = { id: randomUUID(), createdAt: now, updatedAt: now, ...data };
+    for (const field of Object.keys(guard.columns)) delete own[field];
+    const columns = rawColumns(own);
+    if (!columns) return null;
+    for (const [field, value] of Object.entries(guard.columns)) {
+      const spec = WRITABLE_COLUMNS[field];
+      if (!spec) return null;
+      columns.push([spec[0], Prisma.sql`(${value})::${Prisma.raw(spec[1])}`]);
+    }
+    const { claim, note } = idempotency;
+    const [result] = await this.prisma.sql<Record<string, unknown>>(
+      Prisma.sql`
+      WITH ${guard.with},
+      key AS (${claim ?? Prisma.sql`SELECT 1 WHERE false`}),
+      note AS (${note ?? (claim ? Prisma.sql`SELECT 1 FROM key` : Prisma.sql`SELECT 1`)}),
+      ins AS (
+        INSERT INTO transactions AS t (${Prisma.join(columns.map(([column]) => Prisma.raw(column)))})
+        SELECT ${Prisma.join(columns.map(([, value]) => value))} WHERE (${guard.onlyIf}) AND EXISTS (SELECT 1 FROM note)
+        RETURNING ${TRANSACTION_COLUMNS}),
+      history AS (
+        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, actor_id)
+        SELECT id, NULL, status, ${entry.source}::"StatusChangeSource", ${now}::timestamptz, ${entry.actorId}::uuid
+        FROM ins),
+      audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
+      SELECT ins.*, EXISTS (SELECT 1 FROM key) AS "keyHeld", (${guard.onlyIf}) AS "guardHeld", g.*
+      FROM ${guard.from} AS g LEFT JOIN ins ON true`,
+      READ_POOL_TYPES,
+      'ledger_insert_guarded',
+    );
+    const found: Record<string, unknown> = {};
+    for (const field of guard.fields) {
+      found[field] = result[field];
+      delete result[field];
+    }
+    const { keyHeld, guardHeld, ...row } = result as Transaction & { keyHeld: boolean; guardHeld: boolean };
+    return { row: row.id ? row : null, keyHeld, guardHeld, found };
+  }
+
   /** Locks row `id` (FOR UPDATE, until `db` ends) and returns its kind and status; undefined when there is none. */
   async lockStatus(db: Tx, id: string): Promise<Pick<Transaction, 'id' | 'kind' | 'status'> | undefined> {
     const [current] = await db.$queryRaw<Array<Pick<Transaction, 'id' | 'kind' | 'status'>>>`
@@ -300,7 +378,7 @@ export class LedgerRepository {
    * the status it left (read under the lock). `also`, a statement conditioned on MOVED, runs in the
    * same statement (`alsoDone`: it returned a row). Null when nothing moved. Sent through
    * node-postgres (PrismaService.sql; a raw Prisma query costs the gateway ~450 µs of CPU against
-   * ~50 µs), the row typed as Prisma reads it.
+   * ~50 µs), prepared once per connection (its text takes a few shapes), the row typed as Prisma reads it.
    * @throws Error when `patch` does not fit one statement (check with patchFitsOneStatement first).
    */
   async moveOnce(
@@ -347,6 +425,7 @@ export class LedgerRepository {
       also AS (${move.also ?? Prisma.sql`SELECT 1 WHERE false`})
       SELECT upd.*, EXISTS (SELECT 1 FROM also) AS "alsoDone" FROM upd`,
       READ_POOL_TYPES,
+      'ledger_move_once',
     );
     if (rows.length === 0) return null;
     const { previousStatus, alsoDone, ...moved } = rows[0];

@@ -9,6 +9,8 @@ import {
   answeredWith,
   currentIdempotencyClaim,
   idempotentAnswer,
+  idempotentClaimSettled,
+  idempotentClaimSql,
   idempotentResourceNote,
   lostClaim,
 } from '../common/idempotency/idempotency-context';
@@ -24,8 +26,17 @@ import { ledgerEventType } from '../outbound/gateway-events';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
 import type { LedgerRow } from './ledger-row';
-import { INSERTED, LedgerRepository, MOVED, patchFitsOneStatement, withAnswer } from './ledger.repository';
+import {
+  type InsertGuard,
+  INSERTED,
+  LedgerRepository,
+  MOVED,
+  patchFitsOneStatement,
+  withAnswer,
+} from './ledger.repository';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
+
+export type { InsertGuard } from './ledger.repository';
 
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
 export type TransitionOutcome = 'applied' | 'unchanged' | 'refused';
@@ -173,6 +184,50 @@ export class LedgerService {
       return row;
     };
     return tx ? run(tx) : this.repository.withTransaction(run);
+  }
+
+  /**
+   * The usual write-ahead (`record` without `tx`, an initial status that announces nothing, every
+   * field written raw) with `guard`: reads the row depends on, made in the row's own statement
+   * (LedgerRepository.insertGuarded), and, under an Idempotency-Key whose claim is deferred
+   * (IdempotencyService.run `deferClaim`), the key's claim in that statement too: ONE statement,
+   * one commit. The row is written (with its history entry, the key's note and the request's audit
+   * event) only if the guard holds and the key is the request's. Returns the row, or null when the
+   * guard did not hold (nothing written but the key's claim), with `found`, the guard's reads, for
+   * the caller to say why. `createdBy` and the history entry's actor as `record` sets them.
+   * @throws IdempotencyKeyTaken when the deferred claim found the key taken (nothing written);
+   * ConflictError (409 `request_in_progress`) when a claim held already was lost to a retry
+   * (nothing written); Error when a field cannot be written raw.
+   */
+  async recordGuarded(
+    data: Omit<Prisma.TransactionUncheckedCreateInput, 'status'> & { status?: TransactionStatus },
+    guard: InsertGuard,
+  ): Promise<{ row: Transaction | null; found: Record<string, unknown> }> {
+    const id = data.id ?? randomUUID();
+    const full = {
+      ...data,
+      id,
+      status: data.status ?? 'created',
+      createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
+    };
+    if (ledgerEventType(full.kind, full.status)) throw new Error(`recordGuarded: ${full.status} announces an event`);
+    const claim = idempotentClaimSql(full.kind, id, guard.onlyIf);
+    const written = await this.repository.insertGuarded(
+      full,
+      { source: 'api', actorId: apiActor('api') },
+      { claim, note: claim ? null : idempotentResourceNote(full.kind, id, guard.onlyIf) },
+      auditedChangeSql(id, INSERTED),
+      guard,
+    );
+    if (!written) throw new Error('recordGuarded: a field cannot be written in one statement');
+    if (claim) idempotentClaimSettled(written.keyHeld);
+    if (written.row) {
+      auditedChangeRecorded();
+      return { row: written.row, found: written.found };
+    }
+    // The guard held but the row was not written: the claim held already was lost to a retry.
+    if (written.guardHeld) throw lostClaim();
+    return { row: null, found: written.found };
   }
 
   /**

@@ -172,4 +172,199 @@ describe('payout write path statements (node-postgres) on a real database', () =
     expect(await payouts.claimConfirm(created.id, null, null, undefined)).toBeNull();
     expect(await payouts.claimConfirm(row.id, null, null, undefined)).toMatchObject({ id: row.id });
   });
+
+  /** A new API client and a deferred Idempotency-Key claim of it (nothing inserted yet). */
+  async function deferred(): Promise<{
+    claim: IdempotencyClaim;
+    sql: (type: string, id: string, onlyIf: Prisma.Sql) => Prisma.Sql;
+  }> {
+    const c = await claim();
+    const fresh = { ...c, key: `k-${randomUUID()}` };
+    const data = {
+      clientId: fresh.clientId,
+      key: fresh.key,
+      fingerprint: 'fp',
+      expiresAt: new Date(Date.now() + 86_400_000),
+      leaseExpiresAt: fresh.leaseExpiresAt,
+    };
+    return {
+      claim: fresh,
+      sql: (type, id, onlyIf) => IdempotencyRepository.insertInProgressSql(data, { type, id, onlyIf }),
+    };
+  }
+  const fullRecord = async (c: IdempotencyClaim) =>
+    (
+      await world.db.query<{ state: string; resource_type: string | null; resource_id: string | null }>(
+        'SELECT state, resource_type, resource_id FROM idempotency_records WHERE client_id = $1 AND key = $2',
+        [c.clientId, c.key],
+      )
+    )[0];
+
+  /** A customer and a beneficiary of it (registered upstream unless `providerId` is null), created by `owner`. */
+  async function customerAndBeneficiary(owner: string | null = null, providerId: string | null = `b-${randomUUID()}`) {
+    const [customer] = await world.db.query<{ id: string }>(
+      `INSERT INTO customers (id, provider_id, email, created_by, updated_at) VALUES (gen_random_uuid(), $1, $2, $3, now()) RETURNING id`,
+      [`c-${randomUUID()}`, `${randomUUID()}@example.com`, owner],
+    );
+    const [beneficiary] = await world.db.query<{ id: string }>(
+      `INSERT INTO beneficiaries (id, provider_id, customer_id, country, currency, type, destination, status, reference, created_by, updated_at)
+       VALUES (gen_random_uuid(), $1, $2, 'KE', 'KES', 'MOBILEMONEY', '{}', 'active', $3, $4, now()) RETURNING id`,
+      [providerId, customer.id, `r-${randomUUID()}`, owner],
+    );
+    return { customerId: customer.id, beneficiaryId: beneficiary.id };
+  }
+  const payoutData = (id: string, refs: { customerId: string; beneficiaryId: string }) => ({
+    id,
+    kind: 'payout' as const,
+    direction: 'debit' as const,
+    status: 'created' as const,
+    amount: 500n,
+    currency: 'USD',
+    customerId: refs.customerId,
+    beneficiaryId: refs.beneficiaryId,
+    reference: `ref-${id}`,
+  });
+
+  it('insertGuarded with a deferred claim: key, row (counterCurrency from the beneficiary), history, note and audit event in one statement', async () => {
+    const refs = await customerAndBeneficiary();
+    const d = await deferred();
+    const id = randomUUID();
+    const guard = payouts.payoutRefsGuard(refs.customerId, refs.beneficiaryId, undefined);
+    const written = await ledger.insertGuarded(
+      payoutData(id, refs),
+      { source: 'api', actorId: d.claim.clientId },
+      { claim: d.sql('payout', id, guard.onlyIf), note: null },
+      insertAuditEventSql(event(id), INSERTED),
+      guard,
+    );
+    expect(written).toMatchObject({ keyHeld: true, guardHeld: true, row: { id, status: 'created', amount: 500n } });
+    expect(written?.row?.counterCurrency).toBe('KES');
+    expect(written?.found).toMatchObject({
+      refCustomerId: refs.customerId,
+      refBeneficiaryProviderId: expect.any(String),
+    });
+    expect(written?.row).not.toHaveProperty('refCustomerId');
+    expect(await world.prisma.transaction.findUniqueOrThrow({ where: { id } })).toEqual(written?.row);
+    expect(await fullRecord(d.claim)).toEqual({ state: 'in_progress', resource_type: 'payout', resource_id: id });
+    expect(await auditEvents(id)).toBe(1);
+  });
+
+  it("insertGuarded: an unknown beneficiary, another customer's or one not registered upstream, or another owner writes nothing but the key (no resource)", async () => {
+    const refs = await customerAndBeneficiary();
+    const other = await customerAndBeneficiary();
+    const unregistered = await customerAndBeneficiary(null, null);
+    const owned = await customerAndBeneficiary(null);
+    const cases: Array<[{ customerId: string; beneficiaryId: string }, string | undefined]> = [
+      [{ customerId: refs.customerId, beneficiaryId: randomUUID() }, undefined],
+      [{ customerId: randomUUID(), beneficiaryId: refs.beneficiaryId }, undefined],
+      [{ customerId: refs.customerId, beneficiaryId: other.beneficiaryId }, undefined],
+      [unregistered, undefined],
+      [owned, (await claim()).clientId],
+    ];
+    for (const [pair, owner] of cases) {
+      const d = await deferred();
+      const id = randomUUID();
+      const guard = payouts.payoutRefsGuard(pair.customerId, pair.beneficiaryId, owner);
+      const written = await ledger.insertGuarded(
+        payoutData(id, pair),
+        { source: 'api', actorId: null },
+        { claim: d.sql('payout', id, guard.onlyIf), note: null },
+        insertAuditEventSql(event(id), INSERTED),
+        guard,
+      );
+      expect(written).toMatchObject({ row: null, keyHeld: true, guardHeld: false });
+      expect(await world.prisma.transaction.findUnique({ where: { id } })).toBeNull();
+      expect(await world.db.query('SELECT 1 FROM transaction_status_changes WHERE transaction_id = $1', [id])).toEqual(
+        [],
+      );
+      expect(await fullRecord(d.claim)).toEqual({ state: 'in_progress', resource_type: null, resource_id: null });
+      expect(await auditEvents(id)).toBe(0);
+    }
+  });
+
+  it('insertGuarded: a key already taken writes nothing (keyHeld false); a held claim lost to a retry writes nothing (guardHeld, no row)', async () => {
+    const refs = await customerAndBeneficiary();
+    const first = await deferred();
+    const guard = payouts.payoutRefsGuard(refs.customerId, refs.beneficiaryId, undefined);
+    const firstId = randomUUID();
+    await ledger.insertGuarded(
+      payoutData(firstId, refs),
+      { source: 'api', actorId: null },
+      { claim: first.sql('payout', firstId, guard.onlyIf), note: null },
+      null,
+      guard,
+    );
+    const id = randomUUID();
+    const again = await ledger.insertGuarded(
+      payoutData(id, refs),
+      { source: 'api', actorId: null },
+      { claim: first.sql('payout', id, guard.onlyIf), note: null },
+      insertAuditEventSql(event(id), INSERTED),
+      guard,
+    );
+    expect(again).toMatchObject({ row: null, keyHeld: false });
+    expect(await world.prisma.transaction.findUnique({ where: { id } })).toBeNull();
+    expect(await fullRecord(first.claim)).toEqual({
+      state: 'in_progress',
+      resource_type: 'payout',
+      resource_id: firstId,
+    });
+    expect(await auditEvents(id)).toBe(0);
+
+    const held = await claim();
+    const lost = { ...held, leaseExpiresAt: new Date(held.leaseExpiresAt.getTime() + 1) };
+    const lostId = randomUUID();
+    const written = await ledger.insertGuarded(
+      payoutData(lostId, refs),
+      { source: 'api', actorId: null },
+      { claim: null, note: IdempotencyRepository.noteResourceSql(lost, 'payout', lostId, guard.onlyIf) },
+      insertAuditEventSql(event(lostId), INSERTED),
+      guard,
+    );
+    expect(written).toMatchObject({ row: null, keyHeld: false, guardHeld: true });
+    expect(await world.prisma.transaction.findUnique({ where: { id: lostId } })).toBeNull();
+    expect(await record(held)).toEqual({ resource_type: null, resource_id: null });
+  });
+
+  it('claimConfirm with a deferred claim: the key and the claim together; a taken key is `taken` (nothing written); not confirmable still claims the key', async () => {
+    const row = await insertLedgerRow(world, 'initiated');
+    const d = await deferred();
+    const won = await payouts.claimConfirm(
+      row.id,
+      null,
+      insertAuditEventSql(event(row.id), CONFIRM_WON),
+      undefined,
+      d.sql('payout', row.id, CONFIRM_CLAIMABLE),
+    );
+    expect(won).toMatchObject({ id: row.id, status: 'initiated' });
+    expect(await fullRecord(d.claim)).toEqual({ state: 'in_progress', resource_type: 'payout', resource_id: row.id });
+    expect(await auditEvents(row.id)).toBe(1);
+
+    const other = await insertLedgerRow(world, 'initiated');
+    const taken = await payouts.claimConfirm(
+      other.id,
+      null,
+      insertAuditEventSql(event(other.id), CONFIRM_WON),
+      undefined,
+      d.sql('payout', other.id, CONFIRM_CLAIMABLE),
+    );
+    expect(taken).toBe('taken');
+    expect(
+      (await world.prisma.transaction.findUniqueOrThrow({ where: { id: other.id } })).confirmRequestedAt,
+    ).toBeNull();
+    expect(await auditEvents(other.id)).toBe(0);
+
+    const late = await deferred();
+    expect(
+      await payouts.claimConfirm(
+        row.id,
+        null,
+        insertAuditEventSql(event(row.id), CONFIRM_WON),
+        undefined,
+        late.sql('payout', row.id, CONFIRM_CLAIMABLE),
+      ),
+    ).toBeNull();
+    expect(await fullRecord(late.claim)).toEqual({ state: 'in_progress', resource_type: null, resource_id: null });
+    expect(await auditEvents(row.id)).toBe(1);
+  });
 });

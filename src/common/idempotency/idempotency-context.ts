@@ -20,12 +20,96 @@ export interface IdempotencyClaim {
    * work returns that very body.
    */
   answered?: { body: unknown };
+  /**
+   * Set while the claim is deferred (IdempotencyService.run with `deferClaim`): its record is not
+   * inserted yet. The work's first write inserts it in its own statement (`idempotentClaimSql`, then
+   * `idempotentClaimSettled`), or the work calls `holdIdempotencyClaim()` before anything else it
+   * writes or sends. Cleared once the record is the request's.
+   */
+  deferred?: DeferredClaim;
+}
+
+/** What a deferred claim's record will hold, and how to insert it on its own. */
+export interface DeferredClaim {
+  fingerprint: string;
+  /** The claim's time (created_at). */
+  now: Date;
+  expiresAt: Date;
+  /** Inserts the record alone (one statement): true when the key is now the request's. */
+  insert: () => Promise<boolean>;
+}
+
+/**
+ * Thrown by the work of a request whose deferred claim found its Idempotency-Key taken (another
+ * request holds it, or held it and has an answer): nothing was written and nothing sent.
+ * IdempotencyService.run catches it and answers as for a key found taken before the work
+ * (replay, 409 `idempotency_key_reused`, wait, or take a lapsed claim over).
+ */
+export class IdempotencyKeyTaken extends Error {
+  constructor() {
+    super('The Idempotency-Key is taken by another request.');
+  }
 }
 
 /** The HTTP status of an idempotent route's success (its answer stored and replayed with it). */
 export const IDEMPOTENT_SUCCESS_STATUS = 201;
 
 const storage = new AsyncLocalStorage<IdempotencyClaim>();
+
+/**
+ * The deferred claim's record insert (IdempotencyRepository.insertInProgressSql: `INSERT … RETURNING
+ * 1`, one row when the key is now the request's), to run as a CTE of the request's first write;
+ * the record notes resource `type` `id` where `onlyIf` holds. Null when there is nothing to insert
+ * (the claim is held already, or no idempotent request): use `idempotentResourceNote` then. After
+ * the statement, call `idempotentClaimSettled` with whether its row came back.
+ */
+export function idempotentClaimSql(type: string, id: string, onlyIf: Prisma.Sql): Prisma.Sql | null {
+  const claim = storage.getStore();
+  const deferred = claim?.deferred;
+  if (!claim || !deferred) return null;
+  return IdempotencyRepository.insertInProgressSql(
+    {
+      clientId: claim.clientId,
+      key: claim.key,
+      fingerprint: deferred.fingerprint,
+      expiresAt: deferred.expiresAt,
+      leaseExpiresAt: claim.leaseExpiresAt,
+      now: deferred.now,
+    },
+    { type, id, onlyIf },
+  );
+}
+
+/**
+ * After the statement that ran `idempotentClaimSql`: `held` (its row came back) makes the claim the
+ * request's; otherwise the key is taken, and this throws IdempotencyKeyTaken (the statement wrote
+ * nothing that depends on the claim). No-op when the claim was not deferred.
+ * @throws IdempotencyKeyTaken when the deferred claim was not won.
+ */
+export function idempotentClaimSettled(held: boolean): void {
+  const claim = storage.getStore();
+  if (!claim?.deferred) return;
+  if (!held) throw new IdempotencyKeyTaken();
+  claim.deferred = undefined;
+}
+
+/**
+ * Makes a deferred claim the request's (its record inserted alone) before the work writes or sends
+ * anything that does not claim the key itself. No-op when the claim is held already or there is none.
+ * @throws IdempotencyKeyTaken when the key is taken.
+ */
+export async function holdIdempotencyClaim(): Promise<void> {
+  const claim = storage.getStore();
+  if (claim?.deferred) idempotentClaimSettled(await claim.deferred.insert());
+}
+
+/**
+ * Whether the current request runs under a deferred claim not yet made (its key not yet the
+ * request's): nothing may be written or sent to the provider then.
+ */
+export function idempotencyClaimPending(): boolean {
+  return storage.getStore()?.deferred !== undefined;
+}
 
 /** Runs `work` holding `claim` (everything it awaits sees it). */
 export function runWithIdempotencyClaim<T>(claim: IdempotencyClaim, work: () => Promise<T>): Promise<T> {
@@ -50,6 +134,7 @@ export function currentIdempotencyClaim(): IdempotencyClaim | undefined {
 export async function noteIdempotentResource(db: RawSql, type: string, id: string): Promise<void> {
   const claim = storage.getStore();
   if (!claim) return;
+  assertHeld(claim);
   if (!(await IdempotencyRepository.noteResource(db, claim, type, id))) throw lostClaim();
 }
 
@@ -62,6 +147,7 @@ export async function noteIdempotentResource(db: RawSql, type: string, id: strin
  */
 export function idempotentResourceNote(type: string, id: string, onlyIf?: Prisma.Sql): Prisma.Sql | null {
   const claim = storage.getStore();
+  if (claim) assertHeld(claim);
   return claim ? IdempotencyRepository.noteResourceSql(claim, type, id, onlyIf) : null;
 }
 
@@ -82,6 +168,7 @@ export function lostClaim(): ConflictError {
  */
 export function idempotentAnswer(body: unknown, onlyIf: Prisma.Sql): Prisma.Sql | null {
   const claim = storage.getStore();
+  if (claim) assertHeld(claim);
   return claim ? IdempotencyRepository.storeResponseSql(claim, IDEMPOTENT_SUCCESS_STATUS, body, onlyIf) : null;
 }
 
@@ -89,4 +176,12 @@ export function idempotentAnswer(body: unknown, onlyIf: Prisma.Sql): Prisma.Sql 
 export function answeredWith(body: unknown): void {
   const claim = storage.getStore();
   if (claim) claim.answered = { body };
+}
+
+/**
+ * @throws Error when `claim` is still deferred: a note or an answer needs the record inserted
+ * (idempotentClaimSql in the same statement, or holdIdempotencyClaim first). A bug, never a client's fault.
+ */
+function assertHeld(claim: IdempotencyClaim): void {
+  if (claim.deferred) throw new Error('the deferred Idempotency-Key claim is not held yet');
 }

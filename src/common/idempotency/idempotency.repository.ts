@@ -8,6 +8,20 @@ export interface RawSql {
   $executeRaw(query: TemplateStringsArray | Prisma.Sql, ...values: unknown[]): Promise<number>;
 }
 
+/** An in-progress record to insert: the claim of `key` by API client `clientId`, with its lease. */
+export interface InProgressRecord {
+  clientId: string;
+  key: string;
+  /** requestFingerprint of the request. */
+  fingerprint: string;
+  /** When the record (and the answer it will keep) expires: the key may then be claimed anew. */
+  expiresAt: Date;
+  /** The claim's lease (its token: see IdempotencyClaim). */
+  leaseExpiresAt: Date;
+  /** The claim's time (created_at; a record that expired before it is replaced). Default: now. */
+  now?: Date;
+}
+
 /** Database access for idempotency records (one per API client and Idempotency-Key). */
 @Injectable()
 export class IdempotencyRepository {
@@ -52,26 +66,36 @@ export class IdempotencyRepository {
    * node-postgres (PrismaService.sql: every money-moving request runs it; a raw Prisma query costs
    * the gateway ~450 µs of CPU against ~50 µs).
    */
-  async insertInProgress(data: {
-    clientId: string;
-    key: string;
-    fingerprint: string;
-    expiresAt: Date;
-    leaseExpiresAt: Date;
-    now?: Date;
-  }): Promise<boolean> {
+  async insertInProgress(data: InProgressRecord): Promise<boolean> {
+    return (await this.prisma.sql(IdempotencyRepository.insertInProgressSql(data))).length > 0;
+  }
+
+  /**
+   * insertInProgress's statement (`INSERT … ON CONFLICT … RETURNING 1`: one row when the key is now
+   * the caller's), for a repository that claims the key in the statement of the request's first
+   * write (a data-modifying CTE: a deferred claim, IdempotencyService.run with `deferClaim`). With
+   * `resource`, the record notes resource `type` `id` as it is inserted, but only where `onlyIf`
+   * (an SQL condition, e.g. that the resource is written in the same statement) holds: a sibling
+   * CTE's UPDATE could not see the row this statement inserts.
+   */
+  static insertInProgressSql(
+    data: InProgressRecord,
+    resource?: { type: string; id: string; onlyIf: Prisma.Sql },
+  ): Prisma.Sql {
     const now = data.now ?? new Date();
-    const claimed = await this.prisma.sql(Prisma.sql`
-      INSERT INTO idempotency_records AS r (id, client_id, key, fingerprint, state, lease_expires_at, created_at, expires_at)
-      VALUES (gen_random_uuid(), ${data.clientId}::uuid, ${data.key}::text, ${data.fingerprint}::text, 'in_progress',
-              ${data.leaseExpiresAt}::timestamptz, ${now}::timestamptz, ${data.expiresAt}::timestamptz)
+    const type = resource ? Prisma.sql`CASE WHEN ${resource.onlyIf} THEN ${resource.type}::text END` : Prisma.sql`NULL`;
+    const id = resource ? Prisma.sql`CASE WHEN ${resource.onlyIf} THEN ${resource.id}::text END` : Prisma.sql`NULL`;
+    return Prisma.sql`
+      INSERT INTO idempotency_records AS r (id, client_id, key, fingerprint, state, lease_expires_at, created_at, expires_at,
+                                            resource_type, resource_id)
+      SELECT gen_random_uuid(), ${data.clientId}::uuid, ${data.key}::text, ${data.fingerprint}::text, 'in_progress',
+             ${data.leaseExpiresAt}::timestamptz, ${now}::timestamptz, ${data.expiresAt}::timestamptz, ${type}, ${id}
       ON CONFLICT (client_id, key) DO UPDATE
       SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', response_status = NULL, response_body = NULL,
-          lease_expires_at = EXCLUDED.lease_expires_at, resource_type = NULL, resource_id = NULL,
-          created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+          lease_expires_at = EXCLUDED.lease_expires_at, resource_type = EXCLUDED.resource_type,
+          resource_id = EXCLUDED.resource_id, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
       WHERE r.expires_at < ${now}::timestamptz
-      RETURNING 1`);
-    return claimed.length > 0;
+      RETURNING 1`;
   }
 
   /** Deletes the claim's record while it is still in progress under the claim's lease. */

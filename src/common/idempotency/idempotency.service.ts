@@ -4,7 +4,12 @@ import { ConfigService } from '@nestjs/config';
 import type { Env } from '../../config/env';
 import type { Prisma } from '../../generated/prisma/client';
 import { ConflictError, DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from '../errors';
-import { IDEMPOTENT_SUCCESS_STATUS, IdempotencyClaim, runWithIdempotencyClaim } from './idempotency-context';
+import {
+  IDEMPOTENT_SUCCESS_STATUS,
+  type IdempotencyClaim,
+  IdempotencyKeyTaken,
+  runWithIdempotencyClaim,
+} from './idempotency-context';
 import { IdempotencyRepository } from './idempotency.repository';
 
 /** Answers not kept for a key: the key is released, so that a retry with it runs the work again. */
@@ -93,23 +98,50 @@ export class IdempotencyService {
     this.renderers.set(type, render);
   }
 
+  /**
+   * Runs `work` (the route's handler) under the Idempotency-Key `key` of API client `clientId` for
+   * the request `fingerprint` (requestFingerprint), as the class comment says; resolves to the
+   * answer (`replayed` when it is a stored one). With `deferClaim`, the key's record is not inserted
+   * before the work: the work claims it in its first write's own statement (idempotentClaimSql) or
+   * alone before anything else (holdIdempotencyClaim), and throws IdempotencyKeyTaken when the key
+   * was taken, having written nothing; the request is then answered as one that found the key taken
+   * (one statement and one commit less per request).
+   */
   async run(
     clientId: string,
     key: string,
     fingerprint: string,
     work: () => Promise<StoredResponse>,
+    options: { deferClaim?: boolean } = {},
   ): Promise<StoredResponse & { replayed: boolean }> {
-    let lease = await this.claim(clientId, key, fingerprint);
-    if (!lease) {
-      const found = await this.awaitStored(clientId, key, fingerprint);
-      if ('response' in found) return { ...found.response, replayed: true };
-      lease = found.takenOver;
+    const claim = options.deferClaim
+      ? this.deferredClaim(clientId, key, fingerprint)
+      : await this.claim(clientId, key, fingerprint);
+    if (claim) {
+      try {
+        return { ...(await this.runHolding(claim, work)), replayed: false };
+      } catch (error) {
+        if (!(error instanceof IdempotencyKeyTaken)) throw error;
+      }
     }
-    const claim: IdempotencyClaim = { clientId, key, leaseExpiresAt: lease };
+    const found = await this.awaitStored(clientId, key, fingerprint);
+    if ('response' in found) return { ...found.response, replayed: true };
+    const takenOver: IdempotencyClaim = { clientId, key, leaseExpiresAt: found.takenOver };
+    return { ...(await this.runHolding(takenOver, work)), replayed: false };
+  }
+
+  /**
+   * Runs `work` under `claim` and keeps its answer on the key (see run). A deferred claim the work
+   * never made its own stores nothing (no record: nothing was written); a work that succeeded without
+   * making it claims the key before its answer is stored.
+   * @throws IdempotencyKeyTaken when a deferred claim found the key taken (nothing stored).
+   */
+  private async runHolding(claim: IdempotencyClaim, work: () => Promise<StoredResponse>): Promise<StoredResponse> {
     let response: StoredResponse;
     try {
       response = await runWithIdempotencyClaim(claim, work);
     } catch (error) {
+      if (error instanceof IdempotencyKeyTaken || claim.deferred) throw error;
       if (error instanceof DomainError && RELEASED_CODES.has(error.code)) {
         await this.repository.releaseClaim(claim);
         throw error;
@@ -127,19 +159,36 @@ export class IdempotencyService {
       }).catch(() => undefined);
       throw error;
     }
+    if (claim.deferred && !(await claim.deferred.insert())) throw new IdempotencyKeyTaken();
+    claim.deferred = undefined;
     // Stored already when the work's last write stored this very answer (idempotentAnswer).
     if (claim.answered?.body !== response.body || response.status !== IDEMPOTENT_SUCCESS_STATUS) {
       await this.complete(claim, response);
     }
-    return { ...response, replayed: false };
+    return response;
+  }
+
+  /** A deferred claim of `key` (nothing inserted yet): its lease and record as the work will insert them. */
+  private deferredClaim(clientId: string, key: string, fingerprint: string): IdempotencyClaim {
+    const now = Date.now();
+    const claim: IdempotencyClaim = { clientId, key, leaseExpiresAt: new Date(now + this.leaseMs()) };
+    const record = { clientId, key, fingerprint, leaseExpiresAt: claim.leaseExpiresAt };
+    const expiresAt = new Date(now + IDEMPOTENCY_TTL_MS);
+    claim.deferred = {
+      fingerprint,
+      now: new Date(now),
+      expiresAt,
+      insert: () => this.repository.insertInProgress({ ...record, expiresAt, now: new Date(now) }),
+    };
+    return claim;
   }
 
   private leaseMs(): number {
     return this.config.get('IDEMPOTENCY_LEASE_MS', { infer: true });
   }
 
-  /** Inserts the in-progress row with its lease; null if the key is taken (an expired row is replaced). */
-  private async claim(clientId: string, key: string, fingerprint: string): Promise<Date | null> {
+  /** Inserts the in-progress row with its lease: the claim, or null if the key is taken (an expired row is replaced). */
+  private async claim(clientId: string, key: string, fingerprint: string): Promise<IdempotencyClaim | null> {
     const now = Date.now();
     const expiresAt = new Date(now + IDEMPOTENCY_TTL_MS);
     const leaseExpiresAt = new Date(now + this.leaseMs());
@@ -151,7 +200,7 @@ export class IdempotencyService {
       leaseExpiresAt,
       now: new Date(now),
     });
-    return claimed ? leaseExpiresAt : null;
+    return claimed ? { clientId, key, leaseExpiresAt } : null;
   }
 
   /** Stores the answer, if the claim is still ours (a retry may have taken a lapsed claim over). */

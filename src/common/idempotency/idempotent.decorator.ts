@@ -21,6 +21,9 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Runs a money-moving route under its `Idempotency-Key` (see IdempotencyService). */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
+  /** Whether the route's work claims the key itself, in its first write (IdempotencyService.run `deferClaim`). */
+  protected readonly deferClaim: boolean = false;
+
   constructor(private readonly idempotency: IdempotencyService) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -40,10 +43,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
     );
     return from(
       this.idempotency
-        .run(request.apiClient.id, key, fingerprint, async () => ({
-          status: IDEMPOTENT_SUCCESS_STATUS,
-          body: await lastValueFrom(next.handle()),
-        }))
+        .run(
+          request.apiClient.id,
+          key,
+          fingerprint,
+          async () => ({
+            status: IDEMPOTENT_SUCCESS_STATUS,
+            body: await lastValueFrom(next.handle()),
+          }),
+          { deferClaim: this.deferClaim },
+        )
         .then((result) => {
           if (result.replayed) void reply.header('idempotent-replayed', 'true');
           return result.body;
@@ -53,13 +62,25 @@ export class IdempotencyInterceptor implements NestInterceptor {
 }
 
 /**
- * Marks a money-moving POST: requires `Idempotency-Key`, replays the first answer for the same
- * key and body, answers 201. Documents the header and the 409 answers.
+ * IdempotencyInterceptor for a route whose work claims the key in its own first write (a deferred
+ * claim: see IdempotencyService.run): the route's service must run `idempotentClaimSql` in the
+ * statement of its first write, or `holdIdempotencyClaim()` before it writes or sends anything else.
  */
-export const Idempotent = () =>
+@Injectable()
+export class DeferredClaimIdempotencyInterceptor extends IdempotencyInterceptor {
+  protected override readonly deferClaim = true;
+}
+
+/**
+ * Marks a money-moving POST: requires `Idempotency-Key`, replays the first answer for the same
+ * key and body, answers 201. Documents the header and the 409 answers. `claimInWork`: the route's
+ * work claims the key itself in its first write (DeferredClaimIdempotencyInterceptor), which saves a
+ * statement and a commit per request; the answers are the same.
+ */
+export const Idempotent = (options: { claimInWork?: boolean } = {}) =>
   applyDecorators(
     HttpCode(201),
-    UseInterceptors(IdempotencyInterceptor),
+    UseInterceptors(options.claimInWork ? DeferredClaimIdempotencyInterceptor : IdempotencyInterceptor),
     ApiHeader({
       name: 'Idempotency-Key',
       required: true,
