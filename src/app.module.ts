@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
-import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
+import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
 import { AuditModule } from './audit/audit.module';
 import { ApiKeyGuard } from './auth/api-key.guard';
@@ -12,6 +12,7 @@ import { CollectionsModule } from './collections/collections.module';
 import { PiiModule } from './common/crypto/pii-cipher';
 import { IdempotencyModule } from './common/idempotency/idempotency.module';
 import { ProblemDetailsFilter } from './common/problem-details.filter';
+import { RateLimitGuard } from './common/rate-limit/rate-limit.guard';
 import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { RateLimitStorage } from './common/rate-limit/rate-limit.storage';
 import { Env, validateEnv } from './config/env';
@@ -86,7 +87,7 @@ export class AppModule {
       providers: [
         // Order matters: authenticate first, so the rate limit is per API key.
         { provide: APP_GUARD, useClass: ApiKeyGuard },
-        { provide: APP_GUARD, useClass: ThrottlerGuard },
+        { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_FILTER, useClass: ProblemDetailsFilter },
       ],
     };

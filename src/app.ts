@@ -17,7 +17,7 @@ import {
 } from './common/http-limits';
 import { finishOpenApiDocument, operationIdOf } from './common/openapi-document';
 import { sendProblem } from './common/problem-details.filter';
-import { bindRequestContext } from './common/request-context';
+import { enterRequestScope } from './common/request-context';
 import { createValidationPipe } from './common/validation';
 import { validateEnv } from './config/env';
 import { ShutdownService } from './lifecycle/shutdown.service';
@@ -100,27 +100,36 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   // No Nest signal hooks: main.ts stops the app in order on SIGTERM (lifecycle/stop-signals.ts).
 
   const fastify = app.getHttpAdapter().getInstance();
-  bindRequestContext(fastify);
   const metrics = app.get(MetricsService);
   const shutdown = app.get(ShutdownService);
-  // Draining (SHUTDOWN_DELAY_MS after the stop signal): requests are served, but each connection is
-  // closed after its answer, so that none is left kept alive when the server stops accepting (a
-  // load balancer that sent a request on an idle connection just as it closed would see it cut).
-  // Closing: a request that still reaches this instance, on a connection opened before, gets 503
-  // `shutting_down` with Retry-After and the connection is closed, so the client or load balancer
-  // retries on another instance. Never a 500, never a reset.
+  // One callback-style onRequest hook for all of the below (an async hook costs a promise per
+  // request, and each hook a turn of Fastify's hook runner), in this order:
+  // 1. the request's scope (common/request-context.ts): everything after runs inside it;
+  // 2. shutdown. Draining (SHUTDOWN_DELAY_MS after the stop signal): requests are served, but each
+  //    connection is closed after its answer, so that none is left kept alive when the server stops
+  //    accepting (a load balancer that sent a request on an idle connection just as it closed would
+  //    see it cut). Closing: a request that still reaches this instance, on a connection opened
+  //    before, gets 503 `shutting_down` with Retry-After and the connection is closed, so the client
+  //    or load balancer retries on another instance. Never a 500, never a reset;
+  // 3. the `x-request-id` answered, and the URL's length (414 over MAX_URL_LENGTH).
   fastify.addHook('onRequest', (request, reply, done) => {
-    const phase = shutdown.phase;
-    if (phase === 'serving') return done();
-    void reply.header('connection', 'close');
-    if (phase !== 'closing') return done();
-    void reply.header('retry-after', String(SHUTDOWN_RETRY_AFTER_SECONDS));
-    sendProblem(reply, request, new DomainError(ErrorCode.ShuttingDown, 'This instance is shutting down; retry.'));
-  });
-  // Callback-style hooks: an async hook costs a promise per request on every route.
-  fastify.addHook('onRequest', (request, reply, done) => {
-    void reply.header('x-request-id', request.id);
-    checkUrlLength(request, reply, done);
+    enterRequestScope(request, () => {
+      const phase = shutdown.phase;
+      if (phase !== 'serving') {
+        void reply.header('connection', 'close');
+        if (phase === 'closing') {
+          void reply.header('retry-after', String(SHUTDOWN_RETRY_AFTER_SECONDS));
+          sendProblem(
+            reply,
+            request,
+            new DomainError(ErrorCode.ShuttingDown, 'This instance is shutting down; retry.'),
+          );
+          return;
+        }
+      }
+      void reply.header('x-request-id', request.id);
+      checkUrlLength(request, reply, done);
+    });
   });
   fastify.addHook('onResponse', (request, reply, done) => {
     metrics.observeHttpRequest(

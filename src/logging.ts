@@ -82,7 +82,7 @@ export function createRootLogger(level: string, file?: string): pino.Logger {
  * nestjs-pino options: Nest's `Logger` writes through Fastify's per-request logger
  * (`useExisting`), so every line logged while a request runs carries its `reqId`; outside
  * requests (start-up, jobs) it uses a pino logger with the same options and destination. The
- * request logger is bound by `bindRequestLogger` (a Fastify hook), not by nestjs-pino's Nest
+ * request logger is bound by `enterRequestScope` (a Fastify hook), not by nestjs-pino's Nest
  * middleware: going through Nest's middleware layer cost about a fifth of a simple read.
  */
 export function loggerOptions(level: string, file?: string): Params {
@@ -98,7 +98,7 @@ export function loggerOptions(level: string, file?: string): Params {
  * logger from (`getStore()?.logger`, the root logger when there is none). The package does not
  * export it, so it is loaded by file path (nestjs-pino is pinned; test/platform.e2e-spec.ts fails if
  * a service's log line loses the request id). The request context lives in it too
- * (common/request-context.ts `bindRequestContext`).
+ * (common/request-context.ts `enterRequestScope`).
  */
 export const pinoStorage = (
   require(path.join(path.dirname(require.resolve('nestjs-pino')), 'storage.js')) as {

@@ -11,6 +11,12 @@ import { AuthenticatedClient, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decor
 /** How long a verified key is trusted without another database read. Revocation takes at most this long. */
 export const KEY_CACHE_TTL_MS = 5_000;
 
+/** What a route declares to the guard: `@Public()`, and the scopes of `@RequireScopes` (undefined: none declared). */
+interface RouteAuth {
+  isPublic: boolean;
+  required: string[] | undefined;
+}
+
 /**
  * Global guard: every route needs `Authorization: Bearer <client key>` unless marked `@Public()`.
  * Missing, unknown or revoked key → 401 `unauthorized`; a scope from `@RequireScopes` missing → 403 `forbidden`;
@@ -19,8 +25,11 @@ export const KEY_CACHE_TTL_MS = 5_000;
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  /** Verified keys (the key itself, not its hash) → their client, until `expiresAt` (ms since epoch). */
+  /** Verified keys (by their SHA-256, not the key itself) → their client, until `expiresAt` (ms since epoch). */
   private readonly cache = new Map<string, { client: AuthenticatedClient; expiresAt: number }>();
+
+  /** Per route handler: whether it is public and the scopes it requires. */
+  private readonly routes = new WeakMap<object, RouteAuth>();
 
   /** OWNERSHIP=client: a key sees only what its client created (audit/ownership.ts). */
   private readonly ownerOnly: boolean;
@@ -33,15 +42,46 @@ export class ApiKeyGuard implements CanActivate {
     this.ownerOnly = config.get('OWNERSHIP', { infer: true }) === 'client';
   }
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+  /**
+   * Lets the request through (true) or throws (see the class comment). Synchronous when the key was
+   * verified within KEY_CACHE_TTL_MS (most requests): Nest then awaits nothing for this guard.
+   */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    const route = this.routeOf(context);
+    if (route.isPublic) return true;
     const request = context
       .switchToHttp()
       .getRequest<{ headers: Record<string, unknown>; apiClient?: AuthenticatedClient }>();
-    const client = await this.authenticate(request.headers.authorization);
+    const known = this.authenticate(request.headers.authorization);
+    if (known instanceof Promise) return known.then((client) => this.admit(request, route.required, client));
+    return this.admit(request, route.required, known);
+  }
+
+  /** What a route declares (`@Public()`, `@RequireScopes`), read once per handler: metadata does not change. */
+  private routeOf(context: ExecutionContext): RouteAuth {
+    const handler = context.getHandler();
+    let route = this.routes.get(handler);
+    if (!route) {
+      const targets = [handler, context.getClass()];
+      route = {
+        isPublic: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) === true,
+        required: this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_SCOPES, targets),
+      };
+      this.routes.set(handler, route);
+    }
+    return route;
+  }
+
+  /**
+   * Checks `client`'s scopes against the route's and records who the request acts for.
+   * @throws DomainError `forbidden` (403) when the route declares no scope or a scope is missing.
+   */
+  private admit(
+    request: { apiClient?: AuthenticatedClient },
+    required: string[] | undefined,
+    client: AuthenticatedClient,
+  ): boolean {
     request.apiClient = client;
-    const required = this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_SCOPES, targets);
     // A route that declares no scope is never open to any key (RouteScopesCheck also stops the app at start).
     if (required === undefined) {
       throw new DomainError(ErrorCode.Forbidden, 'This route declares no scope; no key may call it.');
@@ -66,15 +106,22 @@ export class ApiKeyGuard implements CanActivate {
   /**
    * The client of a `Bearer` key. Verified keys are remembered for KEY_CACHE_TTL_MS by their
    * SHA-256 (never the key itself: a plain key kept in a long-lived map would outlive its request
-   * in the heap), so a repeat costs one hash and a Map lookup; the database is asked by the hash.
-   * @throws DomainError `unauthorized` (401) for a missing, malformed, unknown or revoked key.
+   * in the heap), so a repeat costs one hash and a Map lookup (answered synchronously); the database
+   * is asked by the hash.
+   * @throws DomainError `unauthorized` (401) for a missing or malformed key (thrown); a promise rejected
+   * with it for an unknown or revoked key.
    */
-  private async authenticate(header: unknown): Promise<AuthenticatedClient> {
+  private authenticate(header: unknown): AuthenticatedClient | Promise<AuthenticatedClient> {
     const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match) throw new DomainError(ErrorCode.Unauthorized, 'Send an API key as "Authorization: Bearer <key>".');
     const keyHash = hashApiKey(match[1]);
     const cached = this.cache.get(keyHash);
     if (cached && cached.expiresAt > Date.now()) return cached.client;
+    return this.lookUp(keyHash);
+  }
+
+  /** A key not remembered (or expired): its client from the database, remembered for KEY_CACHE_TTL_MS. */
+  private async lookUp(keyHash: string): Promise<AuthenticatedClient> {
     const row = await this.clients.findActiveByKeyHash(keyHash);
     if (!row) {
       this.cache.delete(keyHash);

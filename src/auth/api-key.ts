@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Prefix of every gateway client key, so that leaked keys are easy to recognise and scan for. */
 export const API_KEY_PREFIX = 'wgk_';
@@ -13,7 +13,7 @@ export function generateApiKey(): string {
 
 /** SHA-256 hex of a key: what the database stores. A fast hash suffices for 256-bit random keys. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** The part of a key stored and shown in clear. */

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { pinoStorage } from '../logging';
 
 /** The API client a request acts for, as the audit trail names it. */
@@ -40,14 +40,13 @@ class RequestScope {
 }
 
 /**
- * Runs each HTTP request inside its own scope (a Fastify onRequest hook): its context, and Fastify's
- * request logger (`request.log`, which binds `reqId`) for every line Nest's `Logger` writes while
- * it runs (what nestjs-pino's middleware would do, without Nest's middleware layer).
+ * Runs the rest of an HTTP request inside its own scope (called from the app's onRequest hook,
+ * app.ts): its context, and Fastify's request logger (`request.log`, which binds `reqId`) for every
+ * line Nest's `Logger` writes while it runs (what nestjs-pino's middleware would do, without Nest's
+ * middleware layer). `next` runs inside the scope, and so does everything it continues to.
  */
-export function bindRequestContext(fastify: FastifyInstance): void {
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    pinoStorage.run(new RequestScope({ requestId: request.id, recorded: false }, request.log), done);
-  });
+export function enterRequestScope(request: FastifyRequest, next: () => void): void {
+  pinoStorage.run(new RequestScope({ requestId: request.id, recorded: false }, request.log), next);
 }
 
 /** Runs `work` inside `context` (a CLI command, a test); Nest's `Logger` writes through the root logger there. */
