@@ -121,6 +121,7 @@ export class CardEventsHandler implements OnModuleInit {
       );
     }
     const { outcome } = await this.cardLedger.settle(transaction.id, to, 'webhook', {
+      known: transaction,
       payload: row.payload as Prisma.InputJsonValue,
       patch: {
         ...(row.providerId && !transaction.providerId ? { providerId: row.providerId } : {}),

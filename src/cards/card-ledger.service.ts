@@ -3,7 +3,14 @@ import { isUniqueViolation } from '../database/unique-violation';
 import type { Card, Prisma, StatusChangeSource, Transaction, TransactionStatus } from '../generated/prisma/client';
 import { MetricsService } from '../metrics/metrics.service';
 import { answerMismatch, CARD_CURRENCY, type CardMovement } from '../provider';
-import { LedgerService, TransactionPatch, TransitionOutcome } from '../transactions/ledger.service';
+import {
+  LedgerService,
+  MOVED,
+  movableFrom,
+  TransactionPatch,
+  TransitionOutcome,
+  type TransitionResult,
+} from '../transactions/ledger.service';
 import { balanceEffect } from './card-rules';
 import { CardsRepository } from './cards.repository';
 
@@ -38,15 +45,20 @@ export class CardLedgerService implements OnModuleInit {
   /**
    * Moves a card movement's ledger row to `to` (forward only, transaction-state.ts) and applies
    * its balance effect, in one database transaction (the row locked by LedgerService.transition, which
-   * says the status it left).
+   * says the status it left). Without `tx`, with `known` (the row as last read or written), ONE
+   * statement when it can be (settleAlone).
    * @throws NotFoundError (404).
    */
   async settle(
     id: string,
     to: TransactionStatus,
     source: StatusChangeSource,
-    opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; tx?: Tx } = {},
+    opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; tx?: Tx; known?: Transaction } = {},
   ): Promise<{ outcome: TransitionOutcome; transaction: Transaction }> {
+    if (!opts.tx && opts.known?.id === id) {
+      const alone = await this.settleAlone(opts.known, to, source, opts);
+      if (alone) return alone;
+    }
     const run = async (tx: Tx) => {
       // transition locks the row and says the status it moved from; direction and amount never change.
       const result = await this.ledger.transition(id, to, source, { tx, patch: opts.patch, payload: opts.payload });
@@ -57,6 +69,37 @@ export class CardLedgerService implements OnModuleInit {
       return result;
     };
     return opts.tx ? run(opts.tx) : this.cards.withTransaction(run);
+  }
+
+  /**
+   * `settle` as ONE statement (LedgerService.transitionAlone): the row's move, its history entry,
+   * its gateway event, the card's balance effect and (with `answer`, under an Idempotency-Key) the
+   * request's answer, all or nothing. `known` is the row as last read or written (its kind,
+   * direction, amount and card never change). The balance effect is decided before the statement
+   * from the statuses the row may move to `to` from (movableFrom), and the statement moves the row
+   * only from those: when they do not all give the same effect (a spend reversed from `pending` or
+   * from `success`), this path does not apply. Returns null when it does not apply or cannot decide
+   * (nothing written: `settle` then takes its transactional path); otherwise as `settle`, with
+   * `answered` as LedgerService.transition's.
+   */
+  async settleAlone(
+    known: Transaction,
+    to: TransactionStatus,
+    source: StatusChangeSource,
+    opts: { patch?: TransactionPatch; payload?: Prisma.InputJsonValue; answer?: (row: Transaction) => unknown } = {},
+  ): Promise<TransitionResult | null> {
+    const effects = new Set(
+      movableFrom(known.kind, to, source).map((from) => balanceEffect(known.direction, known.amount, from, to)),
+    );
+    if (effects.size !== 1) return null;
+    const [delta] = effects;
+    return this.ledger.transitionAlone(known.id, to, source, {
+      known,
+      patch: opts.patch,
+      payload: opts.payload,
+      answer: opts.answer,
+      effects: known.cardId && delta !== 0n ? [this.cards.addToBalanceSql(known.cardId, delta, MOVED)] : [],
+    });
   }
 
   /**

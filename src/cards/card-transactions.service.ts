@@ -1,20 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { recordAuditedChange } from '../audit/audit-chain';
-import { creatorId, ownedOrNotFound } from '../audit/ownership';
+import { auditedChangeRecorded, auditedChangeSql } from '../audit/audit-chain';
+import { creatorId, ownedOrNotFound, ownerRestriction } from '../audit/ownership';
 import { ConflictError, ValidationError } from '../common/errors';
+import { idempotentResourceNote, lostClaim } from '../common/idempotency/idempotency-context';
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import type { Card, Prisma } from '../generated/prisma/client';
 import { cardMovementOfListing, ProviderClient } from '../provider';
 import type { LedgerRow } from '../transactions/ledger-row';
-import { LedgerService } from '../transactions/ledger.service';
+import { INSERTED, LedgerService } from '../transactions/ledger.service';
 import { toCardMovementDto } from '../transactions/transaction.mapper';
 import { CardLedgerService } from './card-ledger.service';
 import { topUpAmountProblems } from './card-rules';
 import { MONEY_MOVING_CARD_STATUSES } from './card-state';
 import { CardTransactionDto, ListCardTransactionsQueryDto } from './card.dto';
-import { CardsRepository } from './cards.repository';
+import { CARD_WRITABLE, CardsRepository } from './cards.repository';
 
 /** Page size asked of the provider's card-transaction listing, and the most pages one sync reads. */
 export const SYNC_PAGE_SIZE = 100;
@@ -81,62 +82,78 @@ export class CardTransactionsService {
     amount: bigint,
   ): Promise<CardTransactionDto> {
     const topUp = kind === 'card_topup';
-    // Written under a share lock on the card: a terminate claimed before this refuses it (the card
-    // is going away), and one claimed after waits until this row exists. A freeze or unfreeze in
-    // flight does not refuse it, by design: neither moves money, a frozen card keeps its balance,
-    // and whether the provider takes a top-up or withdrawal on a frozen card is its call
-    // (provider-api.md "States and transitions": not shown) — a refusal fails the row (422).
-    const { card, row } = await this.cards.withTransaction(async (tx) => {
-      const { card: locked, inFlight } = await this.cards.lockForMoneyMove(cardId, tx);
-      const card = ownedOrNotFound(locked, 'Card', cardId);
-      if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {
-        throw new ConflictError(`Card ${card.id} is ${card.status}: it takes no top-ups or withdrawals.`, undefined, {
-          cardStatus: card.status,
-        });
-      }
-      if (inFlight === 'terminate') {
-        throw new ConflictError(`Card ${card.id} is being terminated: it takes no top-ups or withdrawals.`, undefined, {
-          cardStatus: card.status,
-          transitionInFlight: inFlight,
-        });
-      }
-      const id = randomUUID();
-      // The request's event names the card: written before the movement's ledger row, which then writes none.
-      await recordAuditedChange(tx, card.id, { transactionId: id });
-      const row = await this.ledger.record(
-        {
-          id,
-          kind,
-          direction: topUp ? 'credit' : 'debit',
-          amount,
-          currency: card.currency,
-          customerId: card.customerId,
-          cardId: card.id,
-          reference: newReference(topUp ? 'card-topup' : 'card-withdrawal'),
-          description: topUp ? 'Card top-up' : 'Card withdrawal',
-          createdBy: card.createdBy ?? creatorId(),
-        },
-        'api',
-        tx,
-      );
-      return { card: card as Card & { providerId: string }, row };
+    const now = Date.now();
+    const id = randomUUID();
+    // Write-ahead, ONE statement under a share lock on the card: a terminate claimed before this
+    // refuses it (the card is going away), and one claimed after waits until this row exists. A
+    // freeze or unfreeze in flight does not refuse it, by design: neither moves money, a frozen card
+    // keeps its balance, and whether the provider takes a top-up or withdrawal on a frozen card is
+    // its call (provider-api.md "States and transitions": not shown) — a refusal fails the row (422).
+    // The row, its history, the Idempotency-Key's note and the request's audit event (naming the
+    // card, the row's id in its details) are written together, or nothing when the card refuses it.
+    const { row: data, entry } = this.ledger.prepareRecord({
+      id,
+      kind,
+      direction: topUp ? 'credit' : 'debit',
+      amount,
+      cardId,
+      reference: newReference(topUp ? 'card-topup' : 'card-withdrawal'),
+      description: topUp ? 'Card top-up' : 'Card withdrawal',
     });
+    const written = await this.cards.recordMoneyMove(
+      cardId,
+      {
+        statuses: MONEY_MOVING_CARD_STATUSES,
+        liveSince: new Date(now - this.cards.leaseMs),
+        owner: ownerRestriction(),
+        creator: creatorId(),
+      },
+      data,
+      entry,
+      idempotentResourceNote(kind, id, CARD_WRITABLE),
+      auditedChangeSql(cardId, INSERTED, { transactionId: id }),
+    );
+    const card = ownedOrNotFound(written?.card, 'Card', cardId);
+    if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {
+      throw new ConflictError(`Card ${card.id} is ${card.status}: it takes no top-ups or withdrawals.`, undefined, {
+        cardStatus: card.status,
+      });
+    }
+    const inFlight = this.cards.liveTransition(card, now);
+    if (inFlight === 'terminate') {
+      throw new ConflictError(`Card ${card.id} is being terminated: it takes no top-ups or withdrawals.`, undefined, {
+        cardStatus: card.status,
+        transitionInFlight: inFlight,
+      });
+    }
+    const row = written?.row;
+    // The card qualified but nothing was written: the Idempotency-Key claim was lost to a retry (409).
+    if (!row) throw written?.writable ? lostClaim() : new ConflictError(`Card ${card.id} takes no movement now.`);
+    auditedChangeRecorded();
     try {
       const input = { cardId: card.providerId, amountMinor: amount, reference: row.reference };
       const upstream = topUp ? await this.provider.topUpCard(input) : await this.provider.withdrawFromCard(input);
       const payload = upstream.raw as Prisma.InputJsonValue;
-      await this.cards.withTransaction(async (tx) => {
-        const moved = await this.cardLedger.settle(row.id, 'pending', 'api', {
-          tx,
-          patch: { providerId: upstream.id, providerPayload: payload },
-        });
-        if (moved.outcome === 'refused' && !moved.transaction.providerId) {
-          // Its callback overtook this answer: keep the callback's status, add the provider's id.
-          await this.ledger.attachProviderId(row.id, upstream.id, tx);
-        }
+      const patch = { providerId: upstream.id, providerPayload: payload };
+      const settled = upstream.status && upstream.status !== 'pending' ? upstream.status : null;
+      // The provider's answer (and, when it is the last move, the Idempotency-Key's answer): one statement.
+      const pending = await this.cardLedger.settleAlone(row, 'pending', 'api', {
+        patch,
+        answer: settled ? undefined : toCardTransactionDto,
       });
-      const settled = upstream.status;
-      if (settled && settled !== 'pending') await this.cardLedger.settle(row.id, settled, 'api', { payload });
+      if (pending && !settled) {
+        return (pending.answered as CardTransactionDto | undefined) ?? toCardTransactionDto(pending.transaction);
+      }
+      if (!pending) {
+        await this.cards.withTransaction(async (tx) => {
+          const moved = await this.cardLedger.settle(row.id, 'pending', 'api', { tx, patch });
+          if (moved.outcome === 'refused' && !moved.transaction.providerId) {
+            // Its callback overtook this answer: keep the callback's status, add the provider's id.
+            await this.ledger.attachProviderId(row.id, upstream.id, tx);
+          }
+        });
+      }
+      if (settled) await this.cardLedger.settle(row.id, settled, 'api', { payload, known: pending?.transaction });
     } catch (error) {
       await this.ledger.recordProviderFailure(row.id, error);
       throw error;

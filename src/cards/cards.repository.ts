@@ -8,8 +8,9 @@ import { afterCursor } from '../common/pagination';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
-import { namedStatement } from '../database/sql';
-import { Prisma, type Card, type CardHolder, type CardStatus } from '../generated/prisma/client';
+import { namedStatement, READ_POOL_TYPES } from '../database/sql';
+import { Prisma, type Card, type CardHolder, type CardStatus, type Transaction } from '../generated/prisma/client';
+import { ledgerInsertCtes, type StatusChangeEntry, type WriteAheadRow } from '../transactions/ledger.service';
 import {
   CARD_HOLDER_MOVES,
   CARD_MOVES,
@@ -34,6 +35,12 @@ const CARD_BY_ID = namedStatement(
      c.created_at AS "createdAt", c.updated_at AS "updatedAt"
    FROM cards c WHERE c.id = $1::uuid`,
 );
+
+/**
+ * The condition, inside recordMoneyMove's statement, that the card takes the movement (its CTE
+ * `cur` holds it): the Idempotency-Key's note of the movement runs only then.
+ */
+export const CARD_WRITABLE = Prisma.sql`EXISTS (SELECT 1 FROM cur)`;
 
 /** Fields a card move may set together with the status (details from the provider's answer or callback). */
 export type CardPatch = Omit<Prisma.CardUncheckedUpdateInput, 'id' | 'status' | 'balance' | 'createdAt'>;
@@ -361,6 +368,105 @@ export class CardsRepository {
   async addToBalance(id: string, delta: bigint, tx: Tx): Promise<void> {
     if (delta === 0n) return;
     await tx.card.update({ where: { id }, data: { balance: { increment: delta } } });
+  }
+
+  /**
+   * addToBalance as a statement (`UPDATE … RETURNING 1`, `updatedAt` set as Prisma's @updatedAt
+   * would), for the ledger's one-statement move of a card movement (LedgerService.transitionAlone
+   * `effects`): adds `delta` minor units (signed) to card `id`'s balance only if `onlyIf` holds
+   * (MOVED: the movement's row moved), so that the balance moves exactly when the row does.
+   */
+  addToBalanceSql(id: string, delta: bigint, onlyIf: Prisma.Sql): Prisma.Sql {
+    return Prisma.sql`
+      UPDATE cards SET balance = balance + ${delta}::bigint, updated_at = ${new Date()}::timestamptz
+      WHERE id = ${id}::uuid AND ${onlyIf}
+      RETURNING 1`;
+  }
+
+  /**
+   * Writes a top-up's or withdrawal's write-ahead ledger row `row` for card `cardId` in ONE
+   * statement through node-postgres (it commits alone), under a share lock on the card (FOR SHARE,
+   * as lockForMoneyMove: a terminate claimed before it refuses it, one claimed after waits until the
+   * row exists): the row is written only if the card is in one of `statuses`, has a provider id,
+   * has no `terminate` claim started after `liveSince` (a live one: `liveTransition`) and, when
+   * `owner` is given (OWNERSHIP=client), was created by it; then `note` (the Idempotency-Key's note
+   * of the row, `idempotentResourceNote(…, CARD_WRITABLE)`) runs, and only if it found the claim still
+   * ours are the row, its first history entry (`entry`) and `audit` (the request's audit event,
+   * conditioned on INSERTED) written: all of it or nothing. The row takes the card's currency and
+   * customer, and its `created_by` (`creator` when the card has none). Returns null when there is no
+   * card `cardId`; else the card as locked (what decided), whether it qualified (`writable`), and
+   * the row written (the Transaction type, as Prisma reads it), null when nothing was written (the
+   * card did not qualify, or the Idempotency-Key claim was lost: `writable` and no row).
+   */
+  async recordMoneyMove(
+    cardId: string,
+    conditions: { statuses: readonly CardStatus[]; liveSince: Date; owner: string | undefined; creator: string | null },
+    row: WriteAheadRow,
+    entry: StatusChangeEntry,
+    note: Prisma.Sql | null,
+    audit: Prisma.Sql | null,
+  ): Promise<{
+    card: Pick<Card, 'id' | 'status' | 'providerId' | 'transition' | 'transitionStartedAt' | 'createdBy'>;
+    writable: boolean;
+    row: Transaction | null;
+  } | null> {
+    const { statuses, liveSince, owner, creator } = conditions;
+    const [result] = await this.prisma.sql<
+      Transaction & {
+        cardStatus: CardStatus;
+        cardProviderId: string | null;
+        cardTransition: string | null;
+        cardTransitionStartedAt: Date | null;
+        cardCreatedBy: string | null;
+        writable: boolean;
+      }
+    >(
+      Prisma.sql`
+      WITH locked AS (
+        SELECT c.id, c.status, c.provider_id, c.transition, c.transition_started_at, c.created_by, c.customer_id,
+               c.currency
+        FROM cards c WHERE c.id = ${cardId}::uuid
+        FOR SHARE),
+      cur AS (
+        SELECT l.* FROM locked l
+        WHERE l.status::text = ANY(${statuses}::text[]) AND l.provider_id IS NOT NULL
+          AND NOT COALESCE(l.transition = 'terminate' AND l.transition_started_at > ${liveSince}::timestamptz, false)
+          AND (${owner ?? null}::uuid IS NULL OR l.created_by = ${owner ?? null}::uuid)),
+      note AS (${note ?? Prisma.sql`SELECT 1 FROM cur`}),
+      ${ledgerInsertCtes(row, entry, Prisma.sql`EXISTS (SELECT 1 FROM note)`, {
+        currency: Prisma.sql`SELECT currency FROM cur`,
+        customerId: Prisma.sql`SELECT customer_id FROM cur`,
+        createdBy: Prisma.sql`SELECT COALESCE(created_by, ${creator}::uuid) FROM cur`,
+      })},
+      audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
+      SELECT l.status AS "cardStatus", l.provider_id AS "cardProviderId", l.transition AS "cardTransition",
+             l.transition_started_at AS "cardTransitionStartedAt", l.created_by AS "cardCreatedBy",
+             EXISTS (SELECT 1 FROM cur) AS writable, ins.*
+      FROM locked l LEFT JOIN ins ON true`,
+      READ_POOL_TYPES,
+    );
+    if (!result) return null;
+    const {
+      cardStatus,
+      cardProviderId,
+      cardTransition,
+      cardTransitionStartedAt,
+      cardCreatedBy,
+      writable,
+      ...inserted
+    } = result;
+    return {
+      card: {
+        id: cardId,
+        status: cardStatus,
+        providerId: cardProviderId,
+        transition: cardTransition,
+        transitionStartedAt: cardTransitionStartedAt,
+        createdBy: cardCreatedBy,
+      },
+      writable,
+      row: inserted.id ? inserted : null,
+    };
   }
 
   /**

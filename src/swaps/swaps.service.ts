@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { auditedChangeRecorded, auditedChangeSql } from '../audit/audit-chain';
 import {
   ErrorCode,
   InvalidStateTransitionError,
@@ -7,15 +8,16 @@ import {
   ProviderError,
   ValidationError,
 } from '../common/errors';
+import { idempotentResourceNote, lostClaim } from '../common/idempotency/idempotency-context';
 import { minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Prisma, SwapQuote, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
-import { LedgerService } from '../transactions/ledger.service';
+import { INSERTED, MOVED, LedgerService } from '../transactions/ledger.service';
 import { toSwapDto } from '../transactions/transaction.mapper';
 import { effectiveQuoteStatus, quoteExecutionRefusal, quoteExpiresAt } from './swap-quote-rules';
 import { CreateSwapDto, CreateSwapQuoteDto, SwapDto, SwapQuoteDto } from './swap.dto';
-import { SwapsRepository } from './swaps.repository';
+import { QUOTE_CLAIMABLE, QUOTE_INSERTED, SwapsRepository } from './swaps.repository';
 
 export function toSwapQuoteDto(row: SwapQuote, now: Date = new Date()): SwapQuoteDto {
   return {
@@ -48,10 +50,11 @@ function swapOutcome(providerStatus: string): TransactionStatus {
  * `expiresAt`, about 250 s), then its execution (finalize-swap, `success` at once; the provider
  * sends no swap events, provider-webhooks.md "Event names").
  *
- * A quote is executed at most once: it is claimed with a conditional update (`open` and not
- * expired → `executing`) in the same database transaction that writes the ledger row (kind
- * `swap`, direction `debit`, status `created`), so of two concurrent requests only one calls the
- * provider. After the call:
+ * A quote is executed at most once: it is claimed under its row lock (`open` and not expired →
+ * `executing`) in the same SQL statement that writes the ledger row (kind `swap`, direction
+ * `debit`, status `created`), the Idempotency-Key's note and the audit event, so of two concurrent
+ * requests only one calls the provider. The answer, the quote following it and the Idempotency-Key's
+ * answer are one statement too (SwapsRepository, LedgerService.transitionAlone). After the call:
  * - success → ledger `success`, quote `executed`;
  * - provider refusal (422) → ledger `failed`, quote `failed`. The quote is NOT reopened: nothing
  *   moved, but the quote stays linked 1:1 to the ledger row of its one attempt, and a new quote
@@ -125,19 +128,26 @@ export class SwapsService implements OnModuleInit {
         'initializeSwap',
       );
     }
-    const row = await this.repository.createQuote({
-      providerId: upstream.id,
-      clientId,
-      sourceCurrency: upstream.sourceCurrency,
-      targetCurrency: upstream.targetCurrency,
-      sourceAmount: upstream.sourceAmountMinor,
-      targetAmount: upstream.targetAmountMinor,
-      fee: upstream.feeMinor,
-      rate: upstream.rate,
-      status: 'open',
-      expiresAt: quoteExpiresAt(upstream, requestedAt),
-      providerPayload: upstream.raw as Prisma.InputJsonValue,
-    });
+    // The quote and the request's audit event (`swap_quote.create`): one statement, both or neither.
+    const id = randomUUID();
+    const row = await this.repository.createQuote(
+      {
+        id,
+        providerId: upstream.id,
+        clientId,
+        sourceCurrency: upstream.sourceCurrency,
+        targetCurrency: upstream.targetCurrency,
+        sourceAmount: upstream.sourceAmountMinor,
+        targetAmount: upstream.targetAmountMinor,
+        fee: upstream.feeMinor,
+        rate: upstream.rate,
+        status: 'open',
+        expiresAt: quoteExpiresAt(upstream, requestedAt),
+        providerPayload: upstream.raw as Prisma.InputJsonValue,
+      },
+      auditedChangeSql(id, QUOTE_INSERTED),
+    );
+    auditedChangeRecorded();
     return toSwapQuoteDto(row);
   }
 
@@ -163,27 +173,33 @@ export class SwapsService implements OnModuleInit {
     const refusal = quoteExecutionRefusal(quote, now);
     if (refusal) throw refusal;
 
+    // The quote claimed, the swap's write-ahead row, the Idempotency-Key's note and the audit event:
+    // one statement, all or nothing. Of two concurrent requests only one gets the row and calls the
+    // provider; one whose Idempotency-Key claim was lost to a retry writes nothing (409).
     const transactionId = randomUUID();
-    const recorded = await this.repository.withTransaction(async (tx) => {
-      if (!(await this.repository.claimQuote(tx, quote.id, clientId, transactionId, now))) return null;
-      return this.ledger.record(
-        {
-          id: transactionId,
-          kind: 'swap',
-          direction: 'debit',
-          amount: quote.sourceAmount,
-          currency: quote.sourceCurrency,
-          counterAmount: quote.targetAmount,
-          counterCurrency: quote.targetCurrency,
-          exchangeRate: quote.rate,
-          fee: quote.fee,
-          reference: newReference('swap'),
-          description: `Swap ${quote.sourceCurrency} to ${quote.targetCurrency} (quote ${quote.id})`,
-        },
-        'api',
-        tx,
-      );
+    const { row: data, entry } = this.ledger.prepareRecord({
+      id: transactionId,
+      kind: 'swap',
+      direction: 'debit',
+      amount: quote.sourceAmount,
+      currency: quote.sourceCurrency,
+      counterAmount: quote.targetAmount,
+      counterCurrency: quote.targetCurrency,
+      exchangeRate: quote.rate,
+      fee: quote.fee,
+      reference: newReference('swap'),
+      description: `Swap ${quote.sourceCurrency} to ${quote.targetCurrency} (quote ${quote.id})`,
     });
+    const recorded = await this.repository.claimAndRecord(
+      quote.id,
+      clientId,
+      now,
+      data,
+      entry,
+      idempotentResourceNote('swap', transactionId, QUOTE_CLAIMABLE),
+      auditedChangeSql(transactionId, INSERTED),
+    );
+    if (recorded === 'lost') throw lostClaim();
     if (!recorded) {
       // Another request claimed it between our read and our update (or it lapsed meanwhile).
       const current = await this.requireQuote(clientId, quote.id);
@@ -191,6 +207,7 @@ export class SwapsService implements OnModuleInit {
         quoteExecutionRefusal(current, now) ?? new InvalidStateTransitionError('Swap quote', current.status, 'executed')
       );
     }
+    auditedChangeRecorded();
 
     try {
       const upstream = await this.provider.finalizeSwap({
@@ -199,23 +216,31 @@ export class SwapsService implements OnModuleInit {
         amountMinor: quote.sourceAmount,
       });
       const outcome = swapOutcome(upstream.status);
+      const patch = {
+        providerId: upstream.id,
+        // The answer was checked against the quote's source amount (finalizeSwap): the same, unless
+        // that check is ever lifted, in which case the answer's amount is kept (the general path).
+        ...(upstream.amountMinor === quote.sourceAmount ? {} : { amount: upstream.amountMinor }),
+        // The swap answer's fee when it states one, else the quoted fee.
+        fee: upstream.feeMinor > 0n ? upstream.feeMinor : quote.fee,
+        providerPayload: upstream.raw as Prisma.InputJsonValue,
+        ...(outcome === 'success'
+          ? {}
+          : { failureReason: `The provider answered the swap with status ${upstream.status}.` }),
+      };
+      const quoteOutcome = outcome === 'unknown' ? null : outcome === 'success' ? 'executed' : 'failed';
+      // The answer, the quote following it, the Idempotency-Key's answer: one statement.
+      const moved = await this.ledger.transitionAlone(transactionId, outcome, 'api', {
+        known: recorded,
+        patch,
+        answer: (row) => toSwapDto(row, quote.id),
+        effects: quoteOutcome ? [this.repository.settleQuoteSql(quote.id, quoteOutcome, MOVED)] : [],
+      });
+      if (moved) return (moved.answered as SwapDto | undefined) ?? toSwapDto(moved.transaction, quote.id);
+      // Not decided in one statement (the row moved meanwhile, e.g. by reconciliation): as before.
       const row = await this.repository.withTransaction(async (tx) => {
-        const { transaction } = await this.ledger.transition(transactionId, outcome, 'api', {
-          tx,
-          patch: {
-            providerId: upstream.id,
-            amount: upstream.amountMinor,
-            // The swap answer's fee when it states one, else the quoted fee.
-            fee: upstream.feeMinor > 0n ? upstream.feeMinor : quote.fee,
-            providerPayload: upstream.raw as Prisma.InputJsonValue,
-            ...(outcome === 'success'
-              ? {}
-              : { failureReason: `The provider answered the swap with status ${upstream.status}.` }),
-          },
-        });
-        if (outcome !== 'unknown') {
-          await this.repository.settleQuote(tx, quote.id, outcome === 'success' ? 'executed' : 'failed');
-        }
+        const { transaction } = await this.ledger.transition(transactionId, outcome, 'api', { tx, patch });
+        if (quoteOutcome) await this.repository.settleQuote(tx, quote.id, quoteOutcome);
         return transaction;
       });
       return toSwapDto(row, quote.id);

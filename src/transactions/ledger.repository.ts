@@ -121,6 +121,58 @@ export function withAnswer(row: Transaction, patch: Record<string, unknown> | un
   return next;
 }
 
+/**
+ * A new ledger row for `ledgerInsertCtes`: its id and status set, its currency given or computed in
+ * the statement (e.g. a card's, read under the card's lock).
+ */
+export type WriteAheadRow = Omit<Prisma.TransactionUncheckedCreateInput, 'currency'> & {
+  id: string;
+  status: TransactionStatus;
+  currency?: string;
+};
+
+/**
+ * The write-ahead insert of ledger row `data` as two CTEs of a caller's ONE statement (a
+ * data-modifying CTE sent through node-postgres, PrismaService.sql), for a write that must happen
+ * together with another (a swap quote claimed, a card locked): `ins` (the row, RETURNING every
+ * column named as the Transaction type's fields) and `history` (its first entry, from null to its
+ * status), both written only if `onlyIf` holds (an SQL condition over the caller's earlier CTEs,
+ * e.g. that its claim returned a row). `computed`: fields whose value is an SQL expression over
+ * those CTEs instead of a value of `data` (e.g. a card's currency read under its lock). INSERTED is
+ * the condition, later in the statement, that the row was written. `data.id` must be set (the
+ * caller names the row in its other CTEs); its currency given there or in `computed`.
+ * @throws Error when a field cannot be written raw (an object other than a Date, Decimal or JSON
+ * payload): such data goes through LedgerService.record.
+ */
+export function ledgerInsertCtes(
+  data: WriteAheadRow,
+  entry: StatusChangeEntry,
+  onlyIf: Prisma.Sql,
+  computed: Partial<Record<keyof Prisma.TransactionUncheckedCreateInput, Prisma.Sql>> = {},
+): Prisma.Sql {
+  const now = new Date();
+  const columns = rawColumns({ createdAt: now, updatedAt: now, ...data });
+  if (!columns) throw new Error('ledgerInsertCtes: a field of this row cannot be written in one raw statement');
+  for (const [field, value] of Object.entries(computed)) {
+    const spec = WRITABLE_COLUMNS[field];
+    if (!spec || !value) throw new Error(`ledgerInsertCtes: ${field} cannot be computed`);
+    const at = columns.findIndex(([column]) => column === spec[0]);
+    const cell: [string, Prisma.Sql] = [spec[0], Prisma.sql`(${value})::${Prisma.raw(spec[1])}`];
+    if (at >= 0) columns[at] = cell;
+    else columns.push(cell);
+  }
+  if (!columns.some(([column]) => column === 'currency')) throw new Error('ledgerInsertCtes: no currency');
+  return Prisma.sql`
+      ins AS (
+        INSERT INTO transactions AS t (${Prisma.join(columns.map(([column]) => Prisma.raw(column)))})
+        SELECT ${Prisma.join(columns.map(([, value]) => value))} WHERE ${onlyIf}
+        RETURNING ${TRANSACTION_COLUMNS}),
+      history AS (
+        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, actor_id)
+        SELECT id, NULL, status, ${entry.source}::"StatusChangeSource", ${now}::timestamptz, ${entry.actorId}::uuid
+        FROM ins)`;
+}
+
 /** The condition, inside insertAlone's statement, that the row was inserted (for its `audit` statement). */
 export const INSERTED = Prisma.sql`EXISTS (SELECT 1 FROM ins)`;
 
@@ -393,6 +445,11 @@ export class LedgerRepository {
       patch?: Record<string, unknown>;
       /** A statement to run with the move (`UPDATE … RETURNING 1`, conditioned on MOVED), e.g. the request's answer. */
       also?: Prisma.Sql | null;
+      /**
+       * More statements to run with the move, each conditioned on MOVED by the caller (the move's
+       * effect on another table: a card's balance, a swap's quote); their rows are not read.
+       */
+      effects?: Prisma.Sql[];
     },
     event: LedgerEventMessage | null,
   ): Promise<{ row: Transaction; from: TransactionStatus; alsoDone: boolean } | null> {
@@ -400,6 +457,12 @@ export class LedgerRepository {
     const { failureReason: _reason, ...rest } = move.patch ?? {};
     if (!patchFitsOneStatement(rest)) throw new Error('moveOnce: this patch cannot be written in one statement');
     const patch = (rawColumns(rest) ?? []).map(([column, value]) => Prisma.sql`, ${Prisma.raw(column)} = ${value}`);
+    const effects = move.effects?.length
+      ? Prisma.join(
+          move.effects.map((effect, i) => Prisma.sql`, ${Prisma.raw(`effect_${i}`)} AS (${effect})`),
+          '',
+        )
+      : Prisma.empty;
     const rows = await this.prisma.sql<Transaction & { previousStatus: TransactionStatus; alsoDone: boolean }>(
       Prisma.sql`
       WITH cur AS (SELECT id, status FROM transactions WHERE id = ${id}::uuid FOR UPDATE),
@@ -422,7 +485,7 @@ export class LedgerRepository {
         SELECT gen_random_uuid(), s.id, ${event?.type ?? null}::text, ${event ? JSON.stringify(event) : null}::jsonb
         FROM webhook_subscriptions s, upd
         WHERE ${event ? subscribedTo(event.type) : Prisma.sql`false`}),
-      also AS (${move.also ?? Prisma.sql`SELECT 1 WHERE false`})
+      also AS (${move.also ?? Prisma.sql`SELECT 1 WHERE false`})${effects}
       SELECT upd.*, EXISTS (SELECT 1 FROM also) AS "alsoDone" FROM upd`,
       READ_POOL_TYPES,
       'ledger_move_once',
@@ -434,18 +497,22 @@ export class LedgerRepository {
 
   /**
    * The row of `kind` matched by the provider's id, else by the reference the gateway sent; when
-   * both match different rows, the provider id wins. Null when nothing matches.
+   * both match different rows, the provider id wins. Null when nothing matches. Sent through
+   * node-postgres (PrismaService.sql: every callback of a single event reads it), typed as Prisma reads it.
    */
   async findByProviderIdOrReference(
     kind: TransactionKind,
     providerId: string | null,
     reference: string | null,
   ): Promise<Transaction | null> {
-    const [row] = await this.prisma.$queryRaw<Transaction[]>`
+    const [row] = await this.prisma.sql<Transaction>(
+      Prisma.sql`
       SELECT ${TRANSACTION_COLUMNS} FROM transactions t
-      WHERE t.kind = ${kind}::"TransactionKind" AND (t.provider_id = ${providerId} OR t.reference = ${reference})
-      ORDER BY (t.provider_id = ${providerId}) DESC NULLS LAST
-      LIMIT 1`;
+      WHERE t.kind = ${kind}::"TransactionKind" AND (t.provider_id = ${providerId}::text OR t.reference = ${reference}::text)
+      ORDER BY (t.provider_id = ${providerId}::text) DESC NULLS LAST
+      LIMIT 1`,
+      READ_POOL_TYPES,
+    );
     return row ?? null;
   }
 

@@ -32,11 +32,19 @@ import {
   LedgerRepository,
   MOVED,
   patchFitsOneStatement,
+  type StatusChangeEntry,
   withAnswer,
+  type WriteAheadRow,
 } from './ledger.repository';
 import { FINAL_STATUSES, sourcesOf } from './transaction-state';
 
 export type { InsertGuard } from './ledger.repository';
+
+/**
+ * What another module's repository needs of the ledger's statements to write a ledger row, or move
+ * one, inside a statement of its own (e.g. a swap quote claimed with its swap's write-ahead row).
+ */
+export { INSERTED, ledgerInsertCtes, MOVED, type StatusChangeEntry, type WriteAheadRow } from './ledger.repository';
 
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
 export type TransitionOutcome = 'applied' | 'unchanged' | 'refused';
@@ -132,6 +140,29 @@ export class LedgerService {
    */
   settlesBy(row: Pick<Transaction, 'createdAt'>): Date {
     return new Date(row.createdAt.getTime() + this.config.get('SETTLEMENT_DEADLINE', { infer: true }) * 60_000);
+  }
+
+  /**
+   * A new ledger row as `record` would write it, for a repository that writes it in a statement of
+   * its own (`ledgerInsertCtes`, together with another write): `data` with its status (`created`
+   * unless given) and `createdBy` (the request's client unless `data` names one, null included), and
+   * its first history entry (`source`, the idempotent request's client as actor for `api`). The
+   * caller notes the row as the Idempotency-Key's resource (`idempotentResourceNote`) and writes the
+   * request's audit event (`auditedChangeSql`) in that statement; an initial status announcing a
+   * gateway event is not for this path (`record` publishes it).
+   * @throws Error when the initial status announces a gateway event.
+   */
+  prepareRecord(
+    data: Omit<WriteAheadRow, 'status'> & { status?: TransactionStatus },
+    source: StatusChangeSource = 'api',
+  ): { row: WriteAheadRow; entry: StatusChangeEntry } {
+    const row = {
+      ...data,
+      status: data.status ?? 'created',
+      createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
+    };
+    if (ledgerEventType(row.kind, row.status)) throw new Error(`prepareRecord: ${row.status} announces an event`);
+    return { row, entry: { source, actorId: apiActor(source) } };
   }
 
   /**
@@ -303,6 +334,34 @@ export class LedgerService {
   }
 
   /**
+   * `transition`'s one-statement path on its own (no caller transaction; a patch of the provider's
+   * answer and `failureReason` only: patchFitsOneStatement; never `manual`), with `effects`:
+   * statements written in that same statement, each conditioned by the caller on MOVED (the move's
+   * effect on its owner's table: a card's balance, a swap's quote). `known`, `answer` as for
+   * `transition`. Returns the result of an `applied` move (or `unchanged` for a duplicate without a
+   * patch: nothing written, `effects` included), or null when this path cannot decide (a move the
+   * state machine refuses from the status read, an unknown id, a duplicate with a patch, a lost race,
+   * a patch that does not fit): nothing was written, and the caller takes its transactional path
+   * (`transition` with its `tx`), which says which.
+   */
+  async transitionAlone(
+    id: string,
+    to: TransactionStatus,
+    source: StatusChangeSource,
+    opts: {
+      patch?: TransactionPatch;
+      payload?: Prisma.InputJsonValue;
+      actorId?: string;
+      known?: Transaction;
+      answer?: (row: Transaction) => unknown;
+      effects?: Prisma.Sql[];
+    } = {},
+  ): Promise<TransitionResult | null> {
+    if (source === 'manual' || !patchFitsOneStatement(opts.patch)) return null;
+    return this.moveInOneStatement(id, to, source, { ...opts, actorId: opts.actorId ?? apiActor(source) });
+  }
+
+  /**
    * The common move (no caller transaction, no patch but the provider's answer and `failureReason`:
    * patchFitsOneStatement) as ONE SQL statement (LedgerRepository.moveOnce, with the statuses the
    * state table allows it from): lock the row, move it if the state machine allows it from its
@@ -325,6 +384,7 @@ export class LedgerService {
       actorId: string | null;
       known?: Transaction;
       answer?: (row: Transaction) => unknown;
+      effects?: Prisma.Sql[];
     },
   ): Promise<TransitionResult | null> {
     const known = opts.known?.id === id && opts.known.status !== to ? opts.known : undefined;
@@ -356,6 +416,7 @@ export class LedgerService {
         entry: { source, payload: opts.payload, actorId: opts.actorId },
         patch: opts.patch,
         also: body === undefined ? null : idempotentAnswer(body, MOVED),
+        effects: opts.effects,
       },
       this.outbox.ledgerEvent(after),
     );
