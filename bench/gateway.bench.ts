@@ -13,9 +13,17 @@
  * the direct call, the pass-through overhead (pass-through minus direct) and the CPU time the
  * gateway (and the simulator) spent per request, read from /proc.
  * Targets (2 cores): overhead ≤ 1 ms p50 and ≤ 5 ms p99 at 500 req/s; start to ready ≤ 3 s.
+ *
+ * Where tail latency comes from: around each gateway run the bench reads the gateway's /metrics
+ * (prom-client's default metrics) and prints, per run, the garbage collector's pauses (scavenges
+ * and mark-compacts, how many, their total, how many lasted ≥ 10 ms) and the event loop's delay
+ * (max and p99; prom-client resets its histogram at each scrape, so the figures are the run's).
+ * BENCH_PROFILE=1: the gateway runs under `--cpu-prof` and the top frames of the last round's
+ * pass-through run are printed (bench/profile.ts).
  */
 import 'dotenv/config';
-import { paced, type RunResult, runTable, withCpu } from './load';
+import { paced, type RunResult, runTable, table, withCpu } from './load';
+import { monotonicMicros, type ProfileWindow, whereTheTimeGoes } from './profile';
 import { BENCH_PROVIDER_KEY, runBench, startStack } from './stack';
 
 const RATE = Number(process.env.BENCH_RATE ?? 500);
@@ -23,6 +31,61 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 type Measured = RunResult & { cpuPerRequestUs: number };
+
+/** The gateway's pauses over one run (from its /metrics before and after). */
+interface Pauses {
+  /** Scavenges (young generation): how many, and their total in ms. */
+  minor: number;
+  minorMs: number;
+  /** Mark-compacts (full collections) and incremental-marking steps. */
+  major: number;
+  majorMs: number;
+  incremental: number;
+  /** Pauses of any kind that lasted 10 ms or more. */
+  over10ms: number;
+  /** Event-loop delay during the run (prom-client's monitorEventLoopDelay, 10 ms resolution). */
+  loopMaxMs: number;
+  loopP99Ms: number;
+}
+
+/** The numeric samples of a Prometheus text exposition, keyed by `name{labels}` as written. */
+async function scrape(origin: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return samples;
+}
+
+/** `fn`'s pauses in the gateway at `origin`: GC and event-loop figures between a scrape before and after. */
+async function withPauses<T>(origin: string, fn: () => Promise<T>): Promise<T & { pauses: Pauses }> {
+  const before = await scrape(origin);
+  const result = await fn();
+  const after = await scrape(origin);
+  const delta = (key: string) => (after.get(key) ?? 0) - (before.get(key) ?? 0);
+  const gc = (kind: string, what: 'count' | 'sum') => delta(`nodejs_gc_duration_seconds_${what}{kind="${kind}"}`);
+  const kinds = ['minor', 'major', 'incremental', 'weakcb'];
+  const over10ms = kinds.reduce(
+    (n, kind) => n + gc(kind, 'count') - delta(`nodejs_gc_duration_seconds_bucket{le="0.01",kind="${kind}"}`),
+    0,
+  );
+  return {
+    ...result,
+    pauses: {
+      minor: gc('minor', 'count'),
+      minorMs: gc('minor', 'sum') * 1000,
+      major: gc('major', 'count'),
+      majorMs: gc('major', 'sum') * 1000,
+      incremental: gc('incremental', 'count'),
+      over10ms,
+      loopMaxMs: (after.get('nodejs_eventloop_lag_max_seconds') ?? 0) * 1000,
+      loopP99Ms: (after.get('nodejs_eventloop_lag_p99_seconds') ?? 0) * 1000,
+    },
+  };
+}
 
 const median = (runs: Measured[], by: (r: Measured) => number) =>
   [...runs].sort((a, b) => by(a) - by(b))[Math.floor(runs.length / 2)];
@@ -70,10 +133,33 @@ async function main(): Promise<void> {
       },
     ];
     const rounds: Measured[][] = routes.map(() => []);
+    const pauseRows: string[][] = [];
+    let window: ProfileWindow | undefined;
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, route] of routes.entries()) {
         await paced({ ...route, name: 'warm-up', rate: RATE, seconds: 2 });
-        rounds[i].push(await withCpu(route.pid, () => paced({ ...route, rate: RATE, seconds: SECONDS })));
+        const measure = () => withCpu(route.pid, () => paced({ ...route, rate: RATE, seconds: SECONDS }));
+        if (route.origin !== stack.origin) {
+          rounds[i].push(await measure());
+          continue;
+        }
+        const profiled = i === 1 && round === ROUNDS - 1;
+        if (profiled) window = { fromUs: monotonicMicros(), toUs: 0 };
+        const run = await withPauses(stack.origin, measure);
+        if (profiled && window) window.toUs = monotonicMicros();
+        rounds[i].push(run);
+        const p = run.pauses;
+        pauseRows.push([
+          `${round + 1}`,
+          i === 1 ? 'pass-through' : 'local read',
+          run.p99.toFixed(3),
+          `${p.minor} / ${p.minorMs.toFixed(1)}`,
+          `${p.major} / ${p.majorMs.toFixed(1)}`,
+          `${p.incremental}`,
+          `${p.over10ms}`,
+          p.loopMaxMs.toFixed(1),
+          p.loopP99Ms.toFixed(1),
+        ]);
       }
     }
     const [direct, pass, local] = rounds.map((runs) => median(runs, (r) => r.p50));
@@ -89,11 +175,30 @@ async function main(): Promise<void> {
       runTable([direct, pass, local], direct),
       '',
       `pass-through overhead over the direct call (per round, min–max): p50 ${sortedP50[0].toFixed(3)}–${sortedP50.at(-1)!.toFixed(3)} ms (target ≤ 1), p99 ${sortedP99[0].toFixed(3)}–${sortedP99.at(-1)!.toFixed(3)} ms (target ≤ 5)`,
+      `per round (p50 / p99 overhead ms, gateway cpu µs/req): ${overhead.map((o, k) => `${o.p50.toFixed(3)} / ${o.p99.toFixed(3)}, ${rounds[1][k].cpuPerRequestUs.toFixed(0)}`).join('; ')}`,
       `generator send lag p99 (part of every latency above): ${Math.max(direct.sendLagP99 ?? 0, pass.sendLagP99 ?? 0, local.sendLagP99 ?? 0).toFixed(3)} ms`,
       `gateway start to ready: ${stack.startToReadyMs.toFixed(0)} ms (target ≤ 3000)`,
       '',
+      'the gateway during each run: GC pauses (count / total ms) and event-loop delay (ms), from its /metrics',
+      table(
+        [
+          'round',
+          'route',
+          'p99 ms',
+          'scavenges',
+          'mark-compacts',
+          'incr. marking',
+          'pauses ≥ 10 ms',
+          'loop max',
+          'loop p99',
+        ],
+        pauseRows,
+      ),
+      '',
     ];
     process.stdout.write(out.join('\n'));
+    const missed = sortedP50.at(-1)! > 1 || sortedP99.at(-1)! > 5;
+    process.stdout.write(await whereTheTimeGoes(stack, window, missed));
     const failures = rounds.flat().filter((r) => r.non2xx > 0 || r.errors > 0);
     if (failures.length) throw new Error(`non-2xx or errors in: ${failures.map((f) => f.name).join(', ')}`);
   } finally {
