@@ -15,16 +15,14 @@
  * printed (bench/profile.ts). BENCH_READS=customer,card selects reads by name.
  */
 import 'dotenv/config';
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { createApp as CreateApp } from '../src/app';
 import { type CpuProfile, formatProfile, summarizeProfile } from './profile';
 import { seedHotReads } from './seed';
-import { BENCH_PROVIDER_KEY, BENCH_WEBHOOK_SECRET, runBench, startStack } from './stack';
+import { runBench, startInProcessGateway, startStack } from './stack';
 
 const CONCURRENCY = Number(process.env.OVERHEAD_CONCURRENCY ?? 16);
 const WARMUP = Number(process.env.OVERHEAD_WARMUP ?? 3000);
@@ -61,21 +59,7 @@ async function main(): Promise<void> {
     const { customer, beneficiary, payout, card } = await seedHotReads(origin, key, 'overhead', 30);
     await stack.stopGateway();
 
-    Object.assign(process.env, {
-      NODE_ENV: 'production',
-      DATABASE_URL: stack.databaseUrl,
-      PROVIDER_BASE_URL: `${stack.simOrigin}/api/v1`,
-      PROVIDER_API_KEY: BENCH_PROVIDER_KEY,
-      PROVIDER_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
-      PUBLIC_BASE_URL: origin,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '100000000',
-      PII_ENCRYPTION_KEYS: process.env.PII_ENCRYPTION_KEYS ?? `bench:${randomBytes(32).toString('base64')}`,
-      JOBS_ENABLED: 'false',
-    });
-    // The compiled app (tsc keeps the decorator metadata Nest needs), as `node dist/main.js` runs it.
-    const { createApp } = (await import(path.resolve('dist/app.js'))) as { createApp: typeof CreateApp };
-    app = await createApp();
+    app = await startInProcessGateway(stack, origin);
 
     const reads: Array<[string, string]> = [
       ['customer by id', `/v1/customers/${customer.id}`],

@@ -16,13 +16,11 @@
  * ones included). Prints each round and the median.
  */
 import 'dotenv/config';
-import { randomBytes, randomUUID } from 'node:crypto';
-import path from 'node:path';
+import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
-import type { createApp as CreateApp } from '../src/app';
 import { api } from './seed';
-import { BENCH_PROVIDER_KEY, BENCH_WEBHOOK_SECRET, runBench, startStack } from './stack';
+import { runBench, startInProcessGateway, startStack } from './stack';
 
 const CONCURRENCY = Number(process.env.OVERHEAD_CONCURRENCY ?? 16);
 const WARMUP = Number(process.env.OVERHEAD_WARMUP ?? 300);
@@ -56,20 +54,7 @@ async function main(): Promise<void> {
     });
     await stack.stopGateway();
 
-    Object.assign(process.env, {
-      NODE_ENV: 'production',
-      DATABASE_URL: stack.databaseUrl,
-      PROVIDER_BASE_URL: `${stack.simOrigin}/api/v1`,
-      PROVIDER_API_KEY: BENCH_PROVIDER_KEY,
-      PROVIDER_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
-      PUBLIC_BASE_URL: origin,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '100000000',
-      PII_ENCRYPTION_KEYS: process.env.PII_ENCRYPTION_KEYS ?? `bench:${randomBytes(32).toString('base64')}`,
-      JOBS_ENABLED: 'false',
-    });
-    const { createApp } = (await import(path.resolve('dist/app.js'))) as { createApp: typeof CreateApp };
-    app = await createApp();
+    app = await startInProcessGateway(stack, origin);
     const fastify = app.getHttpAdapter().getInstance();
     const body = { customerId: customer.id, beneficiaryId: beneficiary.id, amount: 500, description: 'overhead' };
 

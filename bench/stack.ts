@@ -3,9 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
 import { freePort, startEmbeddedDatabase, withDatabase } from '../scripts/lib/embedded-db';
 import { migrateDatabase } from '../scripts/lib/migrate';
+import type { createApp as CreateApp } from '../src/app';
 import { createApiClient } from '../src/auth/api-clients.repository';
 import { DEMO_SCOPES } from '../src/auth/scopes';
 import { createPgAdapter } from '../src/database/prisma.service';
@@ -256,4 +258,28 @@ export async function startRawBaseline(
     throw error;
   }
   return { origin, pid: child.pid ?? 0, stop: () => stopChild(child) };
+}
+
+/**
+ * The compiled gateway (dist/app.js: tsc keeps the decorator metadata Nest needs, as `node
+ * dist/main.js` runs it) started inside this process on `stack`'s database and simulator, in
+ * production mode with warn-level logs, no jobs and no effective rate limit, for benchmarks that
+ * drive it with Fastify's `inject` (no sockets on the gateway's side). `origin` is its public base
+ * URL. Sets process.env for it; the caller closes the app.
+ */
+export async function startInProcessGateway(stack: BenchStack, origin: string): Promise<NestFastifyApplication> {
+  Object.assign(process.env, {
+    NODE_ENV: 'production',
+    DATABASE_URL: stack.databaseUrl,
+    PROVIDER_BASE_URL: `${stack.simOrigin}/api/v1`,
+    PROVIDER_API_KEY: BENCH_PROVIDER_KEY,
+    PROVIDER_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
+    PUBLIC_BASE_URL: origin,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    PII_ENCRYPTION_KEYS: process.env.PII_ENCRYPTION_KEYS ?? `bench:${randomBytes(32).toString('base64')}`,
+    JOBS_ENABLED: 'false',
+  });
+  const { createApp } = (await import(path.resolve('dist/app.js'))) as { createApp: typeof CreateApp };
+  return createApp();
 }

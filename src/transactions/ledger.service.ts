@@ -98,6 +98,21 @@ function answerOrNothing(answer: (row: Transaction) => unknown, row: Transaction
   }
 }
 
+/**
+ * A row to write with the ledger's defaults: a new id unless given, status `created` unless given,
+ * and the current request's API client as `createdBy` unless given (null included).
+ */
+function withRecordDefaults<T extends { id?: string; status?: TransactionStatus; createdBy?: string | null }>(
+  data: T,
+): T & { id: string; status: TransactionStatus } {
+  return {
+    ...data,
+    id: data.id ?? randomUUID(),
+    status: data.status ?? 'created',
+    createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
+  };
+}
+
 /** The client of the current idempotent request, recorded as the actor of `api` moves (null elsewhere). */
 function apiActor(source: StatusChangeSource): string | null {
   return source === 'api' ? (currentIdempotencyClaim()?.clientId ?? null) : null;
@@ -183,13 +198,8 @@ export class LedgerService {
     source: StatusChangeSource = 'api',
     tx?: Tx,
   ): Promise<Transaction> {
-    const id = data.id ?? randomUUID();
-    const full = {
-      ...data,
-      id,
-      status: data.status ?? 'created',
-      createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
-    };
+    const full = withRecordDefaults(data);
+    const id = full.id;
     const entry = { source, actorId: apiActor(source) };
     if (!tx && !ledgerEventType(full.kind, full.status)) {
       const row = await this.repository.insertAlone(
@@ -234,13 +244,8 @@ export class LedgerService {
     data: Omit<Prisma.TransactionUncheckedCreateInput, 'status'> & { status?: TransactionStatus },
     guard: InsertGuard,
   ): Promise<{ row: Transaction | null; found: Record<string, unknown> }> {
-    const id = data.id ?? randomUUID();
-    const full = {
-      ...data,
-      id,
-      status: data.status ?? 'created',
-      createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
-    };
+    const full = withRecordDefaults(data);
+    const id = full.id;
     if (ledgerEventType(full.kind, full.status)) throw new Error(`recordGuarded: ${full.status} announces an event`);
     const claim = idempotentClaimSql(full.kind, id, guard.onlyIf);
     const written = await this.repository.insertGuarded(
