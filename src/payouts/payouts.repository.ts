@@ -140,7 +140,7 @@ export class PayoutsRepository {
    * BeneficiariesService's requireRow and PayoutsService.create make. The row's `counterCurrency`
    * is the beneficiary's currency.
    */
-  payoutRefsGuard(customerId: string, beneficiaryId: string, owner: string | undefined): InsertGuard {
+  payoutRefsGuard(customerId: string, beneficiaryId: string, owner: string | undefined): InsertGuard<PayoutRefs> {
     const ownerId = owner ?? null;
     return {
       with: Prisma.sql`refs AS (

@@ -87,11 +87,10 @@ export class PayoutsService {
     // Write-ahead in ONE statement: the customer and beneficiary read, the Idempotency-Key claimed
     // (POST /v1/payouts defers its claim to here), and, only if both are found and match, the row,
     // its history, the key's note and the audit event. Committed before the provider is called.
-    const { row, found } = await this.ledger.recordGuarded(
+    const { row, found: refs } = await this.ledger.recordGuarded(
       data,
       this.repository.payoutRefsGuard(input.customerId, input.beneficiaryId, ownerRestriction()),
     );
-    const refs = found as unknown as PayoutRefs;
     if (!row) throw this.refsRefusal(input, refs);
     return this.initializeUpstream(row, refs.refCustomerEmail as string, refs.refBeneficiaryProviderId as string);
   }

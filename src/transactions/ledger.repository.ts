@@ -183,10 +183,10 @@ export const INSERTED = Prisma.sql`EXISTS (SELECT 1 FROM ins)`;
  * as `found`; `onlyIf`, an SQL condition on them; `columns`, ledger row fields whose values are SQL
  * expressions on them (e.g. `(SELECT currency FROM refs)`).
  */
-export interface InsertGuard {
+export interface InsertGuard<F extends object = Record<string, unknown>> {
   with: Prisma.Sql;
   from: Prisma.Sql;
-  fields: readonly string[];
+  fields: ReadonlyArray<keyof F & string>;
   onlyIf: Prisma.Sql;
   columns: Record<string, Prisma.Sql>;
 }
@@ -318,13 +318,13 @@ export class LedgerRepository {
    * `fields`), for the caller to say why nothing was written.
    * Null when a field cannot be written raw (nothing written: the caller goes another way).
    */
-  async insertGuarded(
+  async insertGuarded<F extends object>(
     data: Prisma.TransactionUncheckedCreateInput & { status: TransactionStatus },
     entry: StatusChangeEntry,
     idempotency: { claim: Prisma.Sql | null; note: Prisma.Sql | null },
     audit: Prisma.Sql | null,
-    guard: InsertGuard,
-  ): Promise<{ row: Transaction | null; keyHeld: boolean; guardHeld: boolean; found: Record<string, unknown> } | null> {
+    guard: InsertGuard<F>,
+  ): Promise<{ row: Transaction | null; keyHeld: boolean; guardHeld: boolean; found: F } | null> {
     const now = new Date();
     const own: Record<string, unknown> = { id: randomUUID(), createdAt: now, updatedAt: now, ...data };
     for (const field of Object.keys(guard.columns)) delete own[field];
@@ -361,7 +361,8 @@ export class LedgerRepository {
       delete result[field];
     }
     const { keyHeld, guardHeld, ...row } = result as Transaction & { keyHeld: boolean; guardHeld: boolean };
-    return { row: row.id ? row : null, keyHeld, guardHeld, found };
+    // The guard's `fields` are the columns its CTE reads, typed by the guard (InsertGuard<F>).
+    return { row: row.id ? row : null, keyHeld, guardHeld, found: found as F };
   }
 
   /** Locks row `id` (FOR UPDATE, until `db` ends) and returns its kind and status; undefined when there is none. */

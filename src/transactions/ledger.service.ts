@@ -240,10 +240,10 @@ export class LedgerService {
    * ConflictError (409 `request_in_progress`) when a claim held already was lost to a retry
    * (nothing written); Error when a field cannot be written raw.
    */
-  async recordGuarded(
+  async recordGuarded<F extends object>(
     data: Omit<Prisma.TransactionUncheckedCreateInput, 'status'> & { status?: TransactionStatus },
-    guard: InsertGuard,
-  ): Promise<{ row: Transaction | null; found: Record<string, unknown> }> {
+    guard: InsertGuard<F>,
+  ): Promise<{ row: Transaction | null; found: F }> {
     const full = withRecordDefaults(data);
     const id = full.id;
     if (ledgerEventType(full.kind, full.status)) throw new Error(`recordGuarded: ${full.status} announces an event`);
