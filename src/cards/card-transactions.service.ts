@@ -8,7 +8,7 @@ import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import type { Card, Prisma } from '../generated/prisma/client';
 import { cardMovementOfListing, ProviderClient } from '../provider';
-import type { LedgerRow } from '../transactions/ledger-row';
+import type { CardMovementRow } from '../transactions/ledger-row';
 import { INSERTED, LedgerService } from '../transactions/ledger.service';
 import { toCardMovementDto } from '../transactions/transaction.mapper';
 import { CardLedgerService } from './card-ledger.service';
@@ -22,7 +22,7 @@ export const SYNC_PAGE_SIZE = 100;
 export const MAX_SYNC_PAGES = 50;
 
 /** A card movement as the cards API answers it: the ledger's one row view (transaction.mapper.ts). */
-export function toCardTransactionDto(row: LedgerRow): CardTransactionDto {
+export function toCardTransactionDto(row: CardMovementRow): CardTransactionDto {
   return toCardMovementDto(row);
 }
 
@@ -169,10 +169,12 @@ export class CardTransactionsService {
    * for the local rows alone).
    */
   async list(cardId: string, query: ListCardTransactionsQueryDto): Promise<Page<CardTransactionDto>> {
-    const card = ownedOrNotFound(await this.cards.requireCard(cardId), 'Card', cardId);
-    if (!query.cursor && query.refresh !== false) await this.sync(card);
+    if (!query.cursor && query.refresh !== false)
+      await this.sync(ownedOrNotFound(await this.cards.requireCard(cardId), 'Card', cardId));
     const limit = query.limit ?? 20;
-    const rows = await this.ledger.listCardMovements(card.id, query.cursor, limit);
+    // The page and the card's owner in one statement (a hot read): the ownership rule is checked on it.
+    const { card, rows } = await this.ledger.cardMovementsPage(cardId, query.cursor, limit);
+    ownedOrNotFound(card, 'Card', cardId);
     return toPage(rows, limit, toCardTransactionDto);
   }
 

@@ -25,3 +25,31 @@ export const LEDGER_ROW_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount
   t.provider_id AS "providerId", t.reference, t.description, t.failure_reason AS "failureReason",
   t.confirm_requested_at AS "confirmRequestedAt", t.created_at AS "createdAt", t.updated_at AS "updatedAt",
   t.completed_at AS "completedAt", t.created_by AS "createdBy"`;
+
+/**
+ * The ledger row's fields a card movement shows (toCardMovementDto, CardTransactionDto): a
+ * projection of the one row view, for the card's movement page, which reads only these columns
+ * (the fee and exchange rate, exact decimals, cost a parse per row and are never shown there).
+ */
+export type CardMovementRow = Pick<
+  LedgerRow,
+  | 'id'
+  | 'kind'
+  | 'direction'
+  | 'status'
+  | 'amount'
+  | 'currency'
+  | 'cardId'
+  | 'providerId'
+  | 'reference'
+  | 'description'
+  | 'failureReason'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'completedAt'
+>;
+
+/** The columns of `CardMovementRow`, named as its fields, for a table aliased `t`. */
+export const CARD_MOVEMENT_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.currency, t.card_id AS "cardId",
+  t.provider_id AS "providerId", t.reference, t.description, t.failure_reason AS "failureReason",
+  t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.completed_at AS "completedAt"`;

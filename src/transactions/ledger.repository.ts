@@ -12,7 +12,7 @@ import {
   type TransactionStatus,
 } from '../generated/prisma/client';
 import { subscribedTo } from '../outbound/outbox.service';
-import { LEDGER_ROW_COLUMNS, type LedgerRow } from './ledger-row';
+import { CARD_MOVEMENT_COLUMNS, type CardMovementRow, LEDGER_ROW_COLUMNS, type LedgerRow } from './ledger-row';
 
 type Tx = Prisma.TransactionClient;
 
@@ -570,23 +570,34 @@ export class LedgerRepository {
   }
 
   /**
-   * One page of the card's movements, newest first (keyset on createdAt, id: the (card_id,
-   * created_at DESC, id DESC) index), `limit + 1` rows: typed SQL on the read pool (a hot read).
-   * @throws ValidationError (400) on a malformed cursor.
+   * One page of card `cardId`'s movements, newest first (keyset on createdAt, id: the (card_id,
+   * created_at DESC, id DESC) index), `limit + 1` rows, and the card's owner (`createdBy`, for the
+   * ownership rule), in one statement on the read pool (a hot read): `card` is null when no card
+   * has that id. Rows carry only the columns a movement shows (CardMovementRow).
+   * @throws ValidationError (400) on a malformed cursor, before anything is read.
    */
-  async listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<LedgerRow[]> {
+  async cardMovementsPage(
+    cardId: string,
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ card: { createdBy: string | null } | null; rows: CardMovementRow[] }> {
     const values: unknown[] = [];
     const bind = binder(values);
-    const where = [
-      `t.card_id = ${bind(cardId, '::uuid')}`,
-      `t.kind IN (${CARD_TRANSACTION_KINDS.map((kind) => `'${kind}'`).join(', ')})`,
-    ];
+    const card = bind(cardId, '::uuid');
+    const where = [`t.card_id = c.id`, `t.kind IN (${CARD_TRANSACTION_KINDS.map((kind) => `'${kind}'`).join(', ')})`];
     if (cursor) {
       const after = decodeCursor(cursor);
       where.push(`(t.created_at, t.id) < (${bind(after.createdAt, '::timestamptz')}, ${bind(after.id, '::uuid')})`);
     }
-    const text = `SELECT ${LEDGER_ROW_COLUMNS} FROM transactions t WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${bind(limit + 1)}`;
-    return this.reads.rows<LedgerRow>(sqlStatement('card_movements_page', text, values));
+    // LEFT JOIN LATERAL: a card without movements still gives its one row (movement columns null).
+    const text = `SELECT c.created_by AS "cardCreatedBy", m.* FROM cards c LEFT JOIN LATERAL (
+      SELECT ${CARD_MOVEMENT_COLUMNS} FROM transactions t WHERE ${where.join(' AND ')}
+      ORDER BY t.created_at DESC, t.id DESC LIMIT ${bind(limit + 1)}) m ON true WHERE c.id = ${card}`;
+    const found = await this.reads.rows<CardMovementRow & { cardCreatedBy: string | null }>(
+      sqlStatement('card_movements_page', text, values),
+    );
+    if (found.length === 0) return { card: null, rows: [] };
+    return { card: { createdBy: found[0].cardCreatedBy }, rows: found[0].id === null ? [] : found };
   }
 
   /** The card's movements still open (`created`, `unknown`, `pending`): their references and provider ids. */

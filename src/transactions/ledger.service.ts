@@ -25,7 +25,7 @@ import type {
 import { ledgerEventType } from '../outbound/gateway-events';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
-import type { LedgerRow } from './ledger-row';
+import type { CardMovementRow, LedgerRow } from './ledger-row';
 import {
   type InsertGuard,
   INSERTED,
@@ -535,12 +535,16 @@ export class LedgerService {
   }
 
   /**
-   * One page of card `cardId`'s movements (card_topup, card_withdrawal, card_spend), newest first
-   * (keyset on createdAt, id, after `cursor`): `limit + 1` rows, the extra one saying there is a next page.
+   * One page of card `cardId`'s movements (`limit + 1` rows, newest first, after `cursor`) and the
+   * card's owner, in one statement; `card` null when no card has that id.
    * @throws ValidationError (400) on a malformed cursor.
    */
-  listCardMovements(cardId: string, cursor: string | undefined, limit: number): Promise<LedgerRow[]> {
-    return this.repository.listCardMovements(cardId, cursor, limit);
+  cardMovementsPage(
+    cardId: string,
+    cursor: string | undefined,
+    limit: number,
+  ): Promise<{ card: { createdBy: string | null } | null; rows: CardMovementRow[] }> {
+    return this.repository.cardMovementsPage(cardId, cursor, limit);
   }
 
   /** Card `cardId`'s ledger rows still open (`created`, `unknown`, `pending`): their references and provider ids. */

@@ -14,7 +14,7 @@ import { minorToJson, minorToNumber, parseRate, tryFormatMajor } from '../common
 import type { TransactionEventData } from '../outbound/gateway-events';
 import type { PayoutDto } from '../payouts/payout.dto';
 import type { SwapDto } from '../swaps/swap.dto';
-import type { LedgerRow } from './ledger-row';
+import type { CardMovementRow, LedgerRow } from './ledger-row';
 import type { StatusChangeDto, TransactionDetailDto, TransactionDto } from './transaction.dto';
 import type { TransactionWithHistoryRow } from './transactions.repository';
 
@@ -148,7 +148,7 @@ export function toSwapDto(row: LedgerRow, quoteId: string): SwapDto {
  * answers it: the amount as a JSON number of minor units, the description as `narrative`.
  * @throws ValidationError (400) for an amount beyond the largest safe JSON integer.
  */
-export function toCardMovementDto(row: LedgerRow): CardTransactionDto {
+export function toCardMovementDto(row: CardMovementRow): CardTransactionDto {
   // commonFields' fields written out, in its order (the JSON's): one object per movement of a page, not two.
   return {
     id: row.id,

@@ -407,14 +407,22 @@ describe('LedgerRepository on a real database', () => {
       expect(stored.find((r) => r.id === second.id)?.providerId).toBeNull();
     });
 
-    it("listCardMovements: the card's movements newest first, after a cursor; openCardMovements: created, unknown, pending only", async () => {
+    it("cardMovementsPage: the card's owner and its movements newest first, after a cursor; openCardMovements: created, unknown, pending only", async () => {
       const c = await card();
       const a = await movement(c.id, { status: 'success' });
       const b = await movement(c.id, { kind: 'card_spend', status: 'pending', providerId: `sp-${randomUUID()}` });
-      const listed = await repo.listCardMovements(c.id, undefined, 5);
-      expect(listed.map((r) => r.id)).toEqual([b.id, a.id]);
+      const listed = await repo.cardMovementsPage(c.id, undefined, 5);
+      expect(listed.card).toEqual({ createdBy: c.createdBy });
+      expect(listed.rows.map((r) => r.id)).toEqual([b.id, a.id]);
       const cursor = encodeCursor({ createdAt: b.createdAt, id: b.id });
-      expect((await repo.listCardMovements(c.id, cursor, 5)).map((r) => r.id)).toEqual([a.id]);
+      const after = await repo.cardMovementsPage(c.id, cursor, 5);
+      expect(after.rows.map((r) => r.id)).toEqual([a.id]);
+      // Past the last movement: the card is still found, with no rows; an unknown card: null.
+      expect(await repo.cardMovementsPage(c.id, encodeCursor({ createdAt: a.createdAt, id: a.id }), 5)).toEqual({
+        card: { createdBy: c.createdBy },
+        rows: [],
+      });
+      expect(await repo.cardMovementsPage(randomUUID(), undefined, 5)).toEqual({ card: null, rows: [] });
       expect(await repo.openCardMovements(c.id)).toEqual([{ reference: b.reference, providerId: b.providerId }]);
     });
   });

@@ -200,24 +200,42 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
         },
       });
     }
-    const expected = (
-      await world.prisma.transaction.findMany({
-        where: { cardId: card.id, kind: { in: ['card_topup', 'card_withdrawal', 'card_spend'] } },
-        orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      })
-    ).map(withoutPayload);
+    const expected = await world.prisma.transaction.findMany({
+      where: { cardId: card.id, kind: { in: ['card_topup', 'card_withdrawal', 'card_spend'] } },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    });
     const ledger = get(LedgerRepository);
     const walked = [];
     let cursor: string | undefined;
     for (;;) {
-      const rows = await ledger.listCardMovements(card.id, cursor, 2);
+      const { card: owner, rows } = await ledger.cardMovementsPage(card.id, cursor, 2);
+      expect(owner).toEqual({ createdBy: card.createdBy });
       walked.push(...rows.slice(0, 2));
       if (rows.length <= 2) break;
       cursor = encodeCursor(rows[1]);
     }
-    expect(walked).toStrictEqual(expected);
+    // Each row: exactly the CardMovementRow projection of the row Prisma reads (same types), plus the card's owner.
+    expect(walked).toStrictEqual(
+      expected.map((row) => ({
+        cardCreatedBy: card.createdBy,
+        id: row.id,
+        kind: row.kind,
+        direction: row.direction,
+        status: row.status,
+        amount: row.amount,
+        currency: row.currency,
+        cardId: row.cardId,
+        providerId: row.providerId,
+        reference: row.reference,
+        description: row.description,
+        failureReason: row.failureReason,
+        createdAt: row.createdAt,
+        updatedAt: row.updatedAt,
+        completedAt: row.completedAt,
+      })),
+    );
     expect(walked).toHaveLength(5);
-    await expect(ledger.listCardMovements(card.id, 'not-a-cursor', 2)).rejects.toMatchObject({
+    await expect(ledger.cardMovementsPage(card.id, 'not-a-cursor', 2)).rejects.toMatchObject({
       code: 'validation_failed',
     });
     const stats = get(ReadPool).stats();
