@@ -15,12 +15,8 @@
  * printed (bench/profile.ts). BENCH_READS=customer,card selects reads by name.
  */
 import 'dotenv/config';
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { type CpuProfile, formatProfile, summarizeProfile } from './profile';
+import { profileInProcess } from './profile';
 import { seedHotReads } from './seed';
 import { runBench, startInProcessGateway, startStack } from './stack';
 
@@ -72,8 +68,6 @@ async function main(): Promise<void> {
     ];
     const selected = ONLY.length ? reads.filter(([name]) => ONLY.some((word) => name.includes(word))) : reads;
     const headers = { authorization: `Bearer ${key}` };
-    const session = new Session();
-    session.connect();
     const rows: string[] = [];
     const profiles: string[] = [];
     // Every read warmed up before any is measured (the first one measured would pay for the JIT otherwise).
@@ -81,22 +75,16 @@ async function main(): Promise<void> {
     for (const [name, url] of selected) {
       const rounds: number[] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        const profiled = PROFILE && round === ROUNDS - 1;
-        if (profiled) {
-          await session.post('Profiler.enable');
-          await session.post('Profiler.setSamplingInterval', { interval: 100 });
-          await session.post('Profiler.start');
-        }
-        rounds.push(await drive(app, url, headers, REQUESTS));
-        if (profiled) {
-          const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
-          await session.post('Profiler.disable');
-          const file = path.join(tmpdir(), `wg-overhead-${name.replace(/\W+/g, '-')}-${process.pid}.cpuprofile`);
-          writeFileSync(file, JSON.stringify(profile));
-          profiles.push(
-            `${formatProfile(summarizeProfile(profile, undefined, 25), `${name}: in-process CPU profile`)}\n\nthe whole profile: ${file}`,
+        const measure = () => drive(app as NestFastifyApplication, url, headers, REQUESTS);
+        if (PROFILE && round === ROUNDS - 1) {
+          const { result, report } = await profileInProcess(
+            `overhead-${name}`,
+            `${name}: in-process CPU profile`,
+            measure,
           );
-        }
+          rounds.push(result);
+          profiles.push(report);
+        } else rounds.push(await measure());
       }
       const sorted = [...rounds].sort((a, b) => a - b);
       const median = sorted[Math.floor(sorted.length / 2)];
@@ -105,7 +93,6 @@ async function main(): Promise<void> {
       );
       process.stdout.write(`  ${name}: ${median.toFixed(0)} µs/req\n`);
     }
-    session.disconnect();
     process.stdout.write(
       [
         '',

@@ -13,12 +13,14 @@
  * each measured with `process.cpuUsage()` (user + system µs per payout; the database's and the
  * simulator's time are not in it), node-postgres queries sent (every pool: a wrapped
  * `Client.prototype.query`) and the database's commits (pg_stat_database.xact_commit, read-only
- * ones included). Prints each round and the median.
+ * ones included). Prints each round and the median. With BENCH_PROFILE=1 the last round runs under
+ * the inspector's CPU profiler (100 µs sampling) and its top frames are printed (bench/profile.ts).
  */
 import 'dotenv/config';
 import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Client } from 'pg';
+import { profileInProcess } from './profile';
 import { api } from './seed';
 import { runBench, startInProcessGateway, startStack } from './stack';
 
@@ -26,6 +28,7 @@ const CONCURRENCY = Number(process.env.OVERHEAD_CONCURRENCY ?? 16);
 const WARMUP = Number(process.env.OVERHEAD_WARMUP ?? 300);
 const REQUESTS = Number(process.env.OVERHEAD_REQUESTS ?? 1000);
 const ROUNDS = Number(process.env.OVERHEAD_ROUNDS ?? 3);
+const PROFILE = process.env.BENCH_PROFILE === '1';
 
 let queries = 0;
 const query = Reflect.get(Client.prototype, 'query') as (this: Client, ...args: unknown[]) => unknown;
@@ -93,13 +96,17 @@ async function main(): Promise<void> {
     process.stdout.write(`warm-up: ${WARMUP} payouts…\n`);
     await drive(WARMUP);
     const rounds: Array<{ cpu: number; statements: number; commits: number }> = [];
+    let profile = '';
     for (let round = 0; round < ROUNDS; round++) {
       // pg_stat_database is updated when a backend reports (at most every second or so): let it settle.
       await new Promise((resolve) => setTimeout(resolve, 1500));
       const commitsBefore = await commits();
       const queriesBefore = queries;
       const before = process.cpuUsage();
-      await drive(REQUESTS);
+      if (PROFILE && round === ROUNDS - 1) {
+        profile = (await profileInProcess('payouts-overhead', 'payouts: in-process CPU profile', () => drive(REQUESTS)))
+          .report;
+      } else await drive(REQUESTS);
       const used = process.cpuUsage(before);
       const statements = (queries - queriesBefore) / REQUESTS;
       await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -116,6 +123,7 @@ async function main(): Promise<void> {
       `\ngateway per payout (create + confirm), in process (inject, ${CONCURRENCY} in flight, ${REQUESTS} payouts × ${ROUNDS} rounds, median), node ${process.version}:\n` +
         `  CPU ${median((r) => r.cpu).toFixed(0)} µs   statements ${median((r) => r.statements).toFixed(2)}   commits ${median((r) => r.commits).toFixed(2)}\n`,
     );
+    if (profile) process.stdout.write(`\n${profile}\n`);
   } finally {
     await app?.close();
     await stack.stop();

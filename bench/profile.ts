@@ -11,7 +11,9 @@
  * the samples taken while it was on top of the stack, summed over every call-tree node of the same
  * function (functionName + url:line).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { table } from './load';
 import type { BenchStack } from './stack';
@@ -201,4 +203,36 @@ export async function whereTheTimeGoes(
   }
   await stack.stopGateway();
   return `\n${profileReport(stack.profileDir, window, 'gateway CPU profile')}\n`;
+}
+
+/**
+ * Runs `run` under this process's own V8 CPU profiler (the inspector, `intervalUs` sampling) and
+ * returns its result and the profile summarized (top `top` frames, formatted under `title`), the
+ * whole profile written to `<tmp>/wg-<name>-<pid>.cpuprofile`: the in-process benchmarks'
+ * (bench:overhead, bench:payouts-overhead) `BENCH_PROFILE=1`.
+ */
+export async function profileInProcess<T>(
+  name: string,
+  title: string,
+  run: () => Promise<T>,
+  { intervalUs = 100, top = 25 } = {},
+): Promise<{ result: T; report: string }> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: intervalUs });
+    await session.post('Profiler.start');
+    const result = await run();
+    const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+    await session.post('Profiler.disable');
+    const file = path.join(tmpdir(), `wg-${name.replace(/\W+/g, '-')}-${process.pid}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    return {
+      result,
+      report: `${formatProfile(summarizeProfile(profile, undefined, top), title)}\n\nthe whole profile: ${file}`,
+    };
+  } finally {
+    session.disconnect();
+  }
 }
