@@ -127,6 +127,26 @@ describe('undiciAdapter (axios over undici) against a local HTTP server', () => 
     expect(seen.body).toBe('');
   });
 
+  it('joins baseURL, url and params into the same request line as the axios http adapter', async () => {
+    const calls: Array<[string, { params?: unknown }]> = [
+      ['customers', {}],
+      ['/customers/cus_1', { params: { order: 'DESC', take: '10', q: 'a b$c,d', empty: '', none: null } }],
+      [`${origin}/other/path?x=1`, { params: { y: [1, 2], at: new Date(Date.UTC(2026, 0, 2)) } }],
+    ];
+    for (const adapter of [undiciAdapter(agent), 'http' as const]) {
+      const http = client({ baseURL: `${origin}/api/v1/` }, adapter as AxiosAdapter);
+      for (const [url, config] of calls) await http.get(url, config);
+    }
+
+    const urls = server.seen.map((s) => s.url);
+    expect(urls.slice(0, 3)).toEqual(urls.slice(3));
+    expect(urls.slice(0, 3)).toEqual([
+      '/api/v1/customers',
+      '/api/v1/customers/cus_1?order=DESC&take=10&q=a+b$c,d&empty=',
+      '/other/path?x=1&y%5B%5D=1&y%5B%5D=2&at=2026-01-02T00:00:00.000Z',
+    ]);
+  });
+
   it('sends a POST body as transformRequest left it: the JSON string, with its length', async () => {
     const dataSeenByAdapter: unknown[] = [];
     const spying: AxiosAdapter = (config) => {

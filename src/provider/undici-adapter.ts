@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import axios, {
@@ -34,7 +35,8 @@ const USER_AGENT = `axios/${axios.VERSION}`;
  * OpenTelemetry's undici instrumentation (src/tracing.ts) traces these calls (HTTP client spans).
  *
  * It behaves as the http adapter does for what the gateway uses:
- * - URL: `baseURL` + `url` + `params` (axios's own `getUri`, so `paramsSerializer` applies);
+ * - URL: `baseURL` + `url` + `params` (as axios's buildFullPath joins them; params through
+ *   axios's own `getUri`, so `paramsSerializer` applies);
  *   `method`; `headers` as set by axios (plus `User-Agent: axios/<version>` when none is given,
  *   as the http adapter sends); `data` as `transformRequest` left it (a string, Buffer,
  *   ArrayBuffer or stream; a string or Buffer is checked against `maxBodyLength`).
@@ -67,15 +69,7 @@ function send(dispatcher: Dispatcher, config: InternalAxiosRequestConfig): Promi
     const method = (config.method ?? 'get').toUpperCase();
     let target: URL;
     try {
-      target = new URL(
-        axios.getUri({
-          baseURL: config.baseURL,
-          url: config.url,
-          params: config.params as unknown,
-          paramsSerializer: config.paramsSerializer,
-          allowAbsoluteUrls: config.allowAbsoluteUrls,
-        }),
-      );
+      target = new URL(fullUrl(config));
     } catch (error) {
       reject(AxiosError.from(error, AxiosError.ERR_INVALID_URL, config));
       return;
@@ -117,7 +111,8 @@ function send(dispatcher: Dispatcher, config: InternalAxiosRequestConfig): Promi
     if (!config.headers.has('user-agent')) headers['user-agent'] = USER_AGENT;
     if (!config.headers.has('accept-encoding')) headers['accept-encoding'] = 'identity';
 
-    const abort = new AbortController();
+    // undici takes an EventEmitter as its signal too: cheaper than an AbortController per request.
+    const abort = new EventEmitter();
     let done = false;
     let timer: NodeJS.Timeout | undefined;
     const cancel = (reason?: unknown) =>
@@ -136,7 +131,7 @@ function send(dispatcher: Dispatcher, config: InternalAxiosRequestConfig): Promi
     function fail(error: Error): void {
       if (done) return;
       finish();
-      abort.abort(error);
+      abort.emit('abort');
       reject(error);
     }
 
@@ -167,7 +162,7 @@ function send(dispatcher: Dispatcher, config: InternalAxiosRequestConfig): Promi
         method: method,
         headers,
         body,
-        signal: abort.signal,
+        signal: abort,
       })
       .then(
         (answer) => {
@@ -200,6 +195,25 @@ function send(dispatcher: Dispatcher, config: InternalAxiosRequestConfig): Promi
         (error: Error) => fail(transportError(error, config, request)),
       );
   });
+}
+
+const ABSOLUTE_URL = /^([a-z][a-z\d+\-.]*:)?\/\//i;
+
+/**
+ * `baseURL` + `url` + `params` as axios builds them (its buildFullPath and combineURLs; the
+ * params through `axios.getUri`, so the serialiser is axios's own or `paramsSerializer`).
+ */
+function fullUrl(config: InternalAxiosRequestConfig): string {
+  const { baseURL, url = '' } = config;
+  const path =
+    baseURL && (!ABSOLUTE_URL.test(url) || config.allowAbsoluteUrls === false)
+      ? url
+        ? `${baseURL.replace(/\/?\/$/, '')}/${url.replace(/^\/+/, '')}`
+        : baseURL
+      : url;
+  return config.params
+    ? axios.getUri({ url: path, params: config.params as unknown, paramsSerializer: config.paramsSerializer })
+    : path;
 }
 
 /** The request body as undici takes it, from `config.data` after `transformRequest`; an `AxiosError` when refused. */
