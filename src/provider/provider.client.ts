@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, isAxiosError } from 'axios';
 import axiosRetry from 'axios-retry';
+import { Agent, type Dispatcher } from 'undici';
 import { ErrorCode, ProviderError } from '../common/errors';
 import { idempotencyClaimPending } from '../common/idempotency/idempotency-context';
 import { normaliseCurrency } from '../common/money';
@@ -74,6 +75,7 @@ import type {
   WireUpdateCustomerRequest,
   WireWithdrawFromCardRequest,
 } from './provider.types';
+import { undiciAdapter } from './undici-adapter';
 
 export type { ProviderCallOutcome };
 
@@ -105,6 +107,11 @@ export interface ProviderClientOptions {
   onAmountMismatch?: (operation: string) => void;
   /** Circuit breaker and bulkhead every call goes through (provider-resilience.ts); none when absent. */
   resilience?: ProviderResilience;
+  /**
+   * The connections the calls go out on (undici, through `undiciAdapter`); their owner closes
+   * them (provider.module.ts, at shutdown). Default: an undici keep-alive `Agent` of the client's own.
+   */
+  connections?: Dispatcher;
 }
 
 type Method = 'GET' | 'POST' | 'PUT';
@@ -197,6 +204,8 @@ function providerMessage(body: unknown): string | null {
  * - `provider_retry_later` (503, `retryAfter`): HTTP 429 (the provider's Retry-After, else
  *   DEFAULT_PROVIDER_RETRY_AFTER_S), or the call was refused before it was sent by the circuit
  *   breaker or the bulkhead (`resilience`). Nothing happened upstream.
+ * The calls go out through axios (retries by axios-retry) on undici's keep-alive connections
+ * (`undiciAdapter`, undici-adapter.ts; `connections`), which follow no redirect.
  * Every call carries `x-request-id`: the one given, else the current HTTP request's
  * (src/common/request-context.ts), else a new UUID; the same on each retry.
  * Money answers are checked against the request (DESIGN.md "Money guards at the border"): an
@@ -227,6 +236,7 @@ export class ProviderClient {
     this.resilience = options.resilience;
     this.units = Object.freeze({ ...DEFAULT_UNIT_SETTINGS, ...options.units });
     this.http = axios.create({
+      adapter: undiciAdapter(options.connections ?? new Agent()),
       baseURL: options.baseUrl,
       timeout: options.timeoutMs,
       headers: {
