@@ -163,6 +163,7 @@ describe('shutdown order (e2e, gateway child process)', () => {
       'jobs: pg-boss',
       'pools: read pool',
       'pools: health probe connection',
+      'pools: provider connections',
       'pools: prisma pool',
       'complete',
     ]);

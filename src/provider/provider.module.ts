@@ -1,5 +1,7 @@
 import { Global, Logger, Module } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { Agent } from 'undici';
+import { ShutdownService } from '../lifecycle/shutdown.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { ProviderResilience } from './provider-resilience';
 import { AmountUnit, ProviderUnits } from './provider-units';
@@ -26,7 +28,9 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
  * `ProviderUnits` (SWAP_AMOUNT_UNIT, CARD_EVENT_AMOUNT_UNIT, validated by env.ts) the client and
  * the card-event handlers read; and the `ProviderResilience` (circuit breaker and bulkhead,
  * PROVIDER_BREAKER_* and PROVIDER_BULKHEAD_*) every call goes through, its state in
- * `provider_breaker_state` and its refusals in `provider_fast_failures_total`.
+ * `provider_breaker_state` and its refusals in `provider_fast_failures_total`. The client's
+ * connections (undici, undici-adapter.ts) are closed in the shutdown's `pools` stage
+ * (ShutdownService, when the app has one).
  */
 @Global()
 @Module({
@@ -72,14 +76,24 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
     },
     {
       provide: ProviderClient,
-      inject: [ConfigService, MetricsService, ProviderUnits, ProviderResilience],
+      inject: [
+        ConfigService,
+        MetricsService,
+        ProviderUnits,
+        ProviderResilience,
+        { token: ShutdownService, optional: true },
+      ],
       useFactory: (
         config: ConfigService,
         metrics: MetricsService,
         units: ProviderUnits,
         resilience: ProviderResilience,
-      ) =>
-        new ProviderClient({
+        shutdown: ShutdownService | undefined,
+      ) => {
+        // The client's connections (undici), closed with the pools: after the drain stage, whose work may call the provider.
+        const connections = new Agent();
+        shutdown?.register('pools', 'provider connections', () => connections.close());
+        return new ProviderClient({
           baseUrl: config.getOrThrow<string>('PROVIDER_BASE_URL'),
           apiKey: config.getOrThrow<string>('PROVIDER_API_KEY'),
           timeoutMs: Number(config.getOrThrow('PROVIDER_TIMEOUT_MS')),
@@ -88,7 +102,9 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
           units: units.settings,
           onAmountMismatch: (operation) => metrics.countProviderAmountMismatch(operation),
           resilience,
-        }),
+          connections,
+        });
+      },
     },
   ],
   exports: [ProviderClient, ProviderUnits, ProviderResilience],
