@@ -2,6 +2,8 @@
  * `npm run bench:overhead`: the gateway's own CPU time per hot read, in process and without
  * sockets, to see what every route pays (guards, throttler, request context, logging, metrics,
  * interceptors, validation, serialization) on a machine too busy for the HTTP benchmarks' figures.
+ * One row is the pass-through (`?refresh=true`): it adds the provider call (axios on undici, to the
+ * simulator over HTTP) to the customer read.
  *
  * Method: starts the bench stack (fresh database, simulator, compiled gateway), seeds through the
  * API as `npm run bench:reads` does (bench/seed.ts), stops that gateway, then creates the compiled
@@ -59,6 +61,8 @@ async function main(): Promise<void> {
 
     const reads: Array<[string, string]> = [
       ['customer by id', `/v1/customers/${customer.id}`],
+      // The provider's customer read as well (to the simulator, over HTTP): the pass-through of `npm run bench`.
+      ['customer pass-through', `/v1/customers/${customer.id}?refresh=true`],
       ['customers list (20)', '/v1/customers?limit=20'],
       ['card by id', `/v1/cards/${card.id}`],
       ['card movements (20)', `/v1/cards/${card.id}/transactions?refresh=false&limit=20`],
