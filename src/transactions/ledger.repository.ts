@@ -122,6 +122,23 @@ export function withAnswer(row: Transaction, patch: Record<string, unknown> | un
 }
 
 /**
+ * The CTEs `ins` (the row of `columns`, RETURNING every column named as the Transaction type's
+ * fields) and `history` (its first entry, from null to its status, at `now`), both written only if
+ * `onlyIf` holds: the one text every raw insert of a ledger row uses.
+ */
+function insertCtes(columns: Array<[string, Prisma.Sql]>, entry: StatusChangeEntry, onlyIf: Prisma.Sql, now: Date) {
+  return Prisma.sql`
+      ins AS (
+        INSERT INTO transactions AS t (${Prisma.join(columns.map(([column]) => Prisma.raw(column)))})
+        SELECT ${Prisma.join(columns.map(([, value]) => value))} WHERE ${onlyIf}
+        RETURNING ${TRANSACTION_COLUMNS}),
+      history AS (
+        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, actor_id)
+        SELECT id, NULL, status, ${entry.source}::"StatusChangeSource", ${now}::timestamptz, ${entry.actorId}::uuid
+        FROM ins)`;
+}
+
+/**
  * A new ledger row for `ledgerInsertCtes`: its id and status set, its currency given or computed in
  * the statement (e.g. a card's, read under the card's lock).
  */
@@ -162,15 +179,7 @@ export function ledgerInsertCtes(
     else columns.push(cell);
   }
   if (!columns.some(([column]) => column === 'currency')) throw new Error('ledgerInsertCtes: no currency');
-  return Prisma.sql`
-      ins AS (
-        INSERT INTO transactions AS t (${Prisma.join(columns.map(([column]) => Prisma.raw(column)))})
-        SELECT ${Prisma.join(columns.map(([, value]) => value))} WHERE ${onlyIf}
-        RETURNING ${TRANSACTION_COLUMNS}),
-      history AS (
-        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, actor_id)
-        SELECT id, NULL, status, ${entry.source}::"StatusChangeSource", ${now}::timestamptz, ${entry.actorId}::uuid
-        FROM ins)`;
+  return insertCtes(columns, entry, onlyIf, now);
 }
 
 /** The condition, inside insertAlone's statement, that the row was inserted (for its `audit` statement). */
@@ -188,7 +197,7 @@ export interface InsertGuard<F extends object = Record<string, unknown>> {
   from: Prisma.Sql;
   fields: ReadonlyArray<keyof F & string>;
   onlyIf: Prisma.Sql;
-  columns: Record<string, Prisma.Sql>;
+  columns: Partial<Record<keyof Prisma.TransactionUncheckedCreateInput, Prisma.Sql>>;
 }
 
 /** The condition, inside moveOnce's statement, that the move was made (for its `also` statement). */
@@ -250,13 +259,7 @@ export class LedgerRepository {
       return note ? { ...row, noteKept: (await db.$queryRaw<unknown[]>(note)).length > 0 } : row;
     }
     const [inserted] = await db.$queryRaw<Array<Transaction & { noteKept: boolean }>>`
-      WITH ins AS (
-        INSERT INTO transactions AS t (${Prisma.join(columns.map(([column]) => Prisma.raw(column)))})
-        VALUES (${Prisma.join(columns.map(([, value]) => value))})
-        RETURNING ${TRANSACTION_COLUMNS}),
-      history AS (
-        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, actor_id)
-        SELECT id, NULL, status, ${entry.source}::"StatusChangeSource", ${now}, ${entry.actorId}::uuid FROM ins),
+      WITH ${insertCtes(columns, entry, Prisma.sql`true`, now)},
       note AS (${note ?? Prisma.sql`SELECT 1 WHERE false`})
       SELECT ins.*, EXISTS (SELECT 1 FROM note) AS "noteKept" FROM ins`;
     const { noteKept, ...row } = inserted;
@@ -286,14 +289,7 @@ export class LedgerRepository {
     const [inserted] = await this.prisma.sql<Transaction>(
       Prisma.sql`
       WITH note AS (${note ?? Prisma.sql`SELECT 1`}),
-      ins AS (
-        INSERT INTO transactions AS t (${Prisma.join(columns.map(([column]) => Prisma.raw(column)))})
-        SELECT ${Prisma.join(columns.map(([, value]) => value))} WHERE EXISTS (SELECT 1 FROM note)
-        RETURNING ${TRANSACTION_COLUMNS}),
-      history AS (
-        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, actor_id)
-        SELECT id, NULL, status, ${entry.source}::"StatusChangeSource", ${now}::timestamptz, ${entry.actorId}::uuid
-        FROM ins),
+      ${insertCtes(columns, entry, Prisma.sql`EXISTS (SELECT 1 FROM note)`, now)},
       audit AS (${audit ? Prisma.sql`${audit}` : Prisma.sql`SELECT 1 WHERE false`})
       SELECT ins.* FROM ins`,
       READ_POOL_TYPES,
@@ -315,40 +311,24 @@ export class LedgerRepository {
    * Returns the row (null when not written), `keyHeld` (the deferred claim's record was inserted:
    * false without `claim`), `guardHeld` (the guard's condition held: if the row was not written
    * nonetheless, the claim was not the request's), and `found`: the guard's `from` row (its
-   * `fields`), for the caller to say why nothing was written.
-   * Null when a field cannot be written raw (nothing written: the caller goes another way).
+   * `fields`), for the caller to say why nothing was written. The row and its history entry are
+   * ledgerInsertCtes' (the guard's `columns` as its `computed` fields).
+   * @throws Error when a field cannot be written raw (nothing written).
    */
   async insertGuarded<F extends object>(
-    data: Prisma.TransactionUncheckedCreateInput & { status: TransactionStatus },
+    data: WriteAheadRow,
     entry: StatusChangeEntry,
     idempotency: { claim: Prisma.Sql | null; note: Prisma.Sql | null },
     audit: Prisma.Sql | null,
     guard: InsertGuard<F>,
-  ): Promise<{ row: Transaction | null; keyHeld: boolean; guardHeld: boolean; found: F } | null> {
-    const now = new Date();
-    const own: Record<string, unknown> = { id: randomUUID(), createdAt: now, updatedAt: now, ...data };
-    for (const field of Object.keys(guard.columns)) delete own[field];
-    const columns = rawColumns(own);
-    if (!columns) return null;
-    for (const [field, value] of Object.entries(guard.columns)) {
-      const spec = WRITABLE_COLUMNS[field];
-      if (!spec) return null;
-      columns.push([spec[0], Prisma.sql`(${value})::${Prisma.raw(spec[1])}`]);
-    }
+  ): Promise<{ row: Transaction | null; keyHeld: boolean; guardHeld: boolean; found: F }> {
     const { claim, note } = idempotency;
     const [result] = await this.prisma.sql<Record<string, unknown>>(
       Prisma.sql`
       WITH ${guard.with},
       key AS (${claim ?? Prisma.sql`SELECT 1 WHERE false`}),
       note AS (${note ?? (claim ? Prisma.sql`SELECT 1 FROM key` : Prisma.sql`SELECT 1`)}),
-      ins AS (
-        INSERT INTO transactions AS t (${Prisma.join(columns.map(([column]) => Prisma.raw(column)))})
-        SELECT ${Prisma.join(columns.map(([, value]) => value))} WHERE (${guard.onlyIf}) AND EXISTS (SELECT 1 FROM note)
-        RETURNING ${TRANSACTION_COLUMNS}),
-      history AS (
-        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, actor_id)
-        SELECT id, NULL, status, ${entry.source}::"StatusChangeSource", ${now}::timestamptz, ${entry.actorId}::uuid
-        FROM ins),
+      ${ledgerInsertCtes(data, entry, Prisma.sql`(${guard.onlyIf}) AND EXISTS (SELECT 1 FROM note)`, guard.columns)},
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
       SELECT ins.*, EXISTS (SELECT 1 FROM key) AS "keyHeld", (${guard.onlyIf}) AS "guardHeld", g.*
       FROM ${guard.from} AS g LEFT JOIN ins ON true`,

@@ -171,11 +171,7 @@ export class LedgerService {
     data: Omit<WriteAheadRow, 'status'> & { status?: TransactionStatus },
     source: StatusChangeSource = 'api',
   ): { row: WriteAheadRow; entry: StatusChangeEntry } {
-    const row = {
-      ...data,
-      status: data.status ?? 'created',
-      createdBy: data.createdBy !== undefined ? data.createdBy : creatorId(),
-    };
+    const row = withRecordDefaults(data);
     if (ledgerEventType(row.kind, row.status)) throw new Error(`prepareRecord: ${row.status} announces an event`);
     return { row, entry: { source, actorId: apiActor(source) } };
   }
@@ -255,7 +251,6 @@ export class LedgerService {
       auditedChangeSql(id, INSERTED),
       guard,
     );
-    if (!written) throw new Error('recordGuarded: a field cannot be written in one statement');
     if (claim) idempotentClaimSettled(written.keyHeld);
     if (written.row) {
       auditedChangeRecorded();
