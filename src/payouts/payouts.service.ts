@@ -32,6 +32,13 @@ import { toPayoutDto, toTransactionEventData } from '../transactions/transaction
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
 import { CONFIRM_CLAIMABLE, CONFIRM_WON, type PayoutRefs, PayoutsRepository } from './payouts.repository';
 
+/** 400: the payout's beneficiary is another customer's, or not registered with the provider (no provider id). */
+function notTheCustomersBeneficiary(): ValidationError {
+  return new ValidationError([
+    { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
+  ]);
+}
+
 /**
  * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
  * with fee and rate), then confirm (provider finalize, `pending`). Write-ahead: the ledger row
@@ -107,9 +114,7 @@ export class PayoutsService {
     if (!refs.refBeneficiaryId || !ownedByCurrentClient({ createdBy: refs.refBeneficiaryCreatedBy })) {
       return new NotFoundError('Beneficiary', input.beneficiaryId);
     }
-    return new ValidationError([
-      { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
-    ]);
+    return notTheCustomersBeneficiary();
   }
 
   /**
@@ -127,9 +132,7 @@ export class PayoutsService {
       this.beneficiaries.requireRow(input.beneficiaryId),
     ]);
     if (beneficiary.customerId !== customer.id || !beneficiary.providerId) {
-      throw new ValidationError([
-        { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
-      ]);
+      throw notTheCustomersBeneficiary();
     }
     const held = await this.repository.withTransaction(async (tx) => {
       const row = await this.ledger.record(
