@@ -3,7 +3,7 @@ import { CardsRepository } from '../../src/cards/cards.repository';
 import { NotFoundError } from '../../src/common/errors';
 import { encodeCursor } from '../../src/common/pagination';
 import type { CardStatus } from '../../src/generated/prisma/client';
-import { mediumWorld, type MediumWorld } from '../support/medium';
+import { insertCard, insertCardHolder, mediumWorld, type MediumWorld } from '../support/medium';
 
 describe('CardsRepository on a real database', () => {
   let world: MediumWorld;
@@ -22,37 +22,10 @@ describe('CardsRepository on a real database', () => {
     });
   }
 
-  async function holderFor(customerId: string, status = 'active') {
-    return world.prisma.cardHolder.create({
-      data: {
-        customerId,
-        idType: 'NIN',
-        idNumber: '1',
-        firstName: 'A',
-        lastName: 'B',
-        phone: '+2340000000000',
-        // Written as a legacy (plaintext) row: the repository reads both forms.
-        address: '{}',
-        status,
-      },
-    });
-  }
+  const holderFor = (customerId: string, status = 'active') => insertCardHolder(world, customerId, status);
 
-  async function card(status: CardStatus = 'active', providerId: string | null = `card-${randomUUID()}`) {
-    const c = await customer();
-    const h = await holderFor(c.id);
-    return world.prisma.card.create({
-      data: {
-        customerId: c.id,
-        cardHolderId: h.id,
-        brand: 'visa',
-        type: 'virtual',
-        status,
-        providerId,
-        reference: `ref-${randomUUID()}`,
-      },
-    });
-  }
+  const card = (status: CardStatus = 'active', providerId: string | null = `card-${randomUUID()}`) =>
+    insertCard(world, { status, providerId });
 
   function cardData(c: { customerId: string; cardHolderId: string }) {
     return { customerId: c.customerId, cardHolderId: c.cardHolderId, brand: 'visa', type: 'virtual' };

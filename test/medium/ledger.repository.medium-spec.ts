@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../../src/database/prisma.service';
 import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import { LedgerRepository, patchFitsOneStatement } from '../../src/transactions/ledger.repository';
 import { movableFrom } from '../../src/transactions/ledger.service';
-import { insertLedgerRow, mediumWorld, type MediumWorld } from '../support/medium';
+import { insertCard, insertLedgerRow, mediumWorld, type MediumWorld } from '../support/medium';
 
 /** LedgerRepository's methods and claims, one test per outcome (LedgerService's rules: ledger.medium-spec.ts). */
 describe('LedgerRepository on a real database', () => {
@@ -313,34 +313,7 @@ describe('LedgerRepository on a real database', () => {
   });
 
   /** An active card (with its customer and card holder) for the card movement tests. */
-  async function card() {
-    const customer = await world.prisma.customer.create({
-      data: { providerId: `cus-${randomUUID()}`, email: `${randomUUID()}@x.test` },
-    });
-    const holder = await world.prisma.cardHolder.create({
-      data: {
-        customerId: customer.id,
-        idType: 'NIN',
-        idNumber: '1',
-        firstName: 'A',
-        lastName: 'B',
-        phone: '+2340000000000',
-        address: '{}',
-        status: 'active',
-      },
-    });
-    return world.prisma.card.create({
-      data: {
-        customerId: customer.id,
-        cardHolderId: holder.id,
-        brand: 'visa',
-        type: 'virtual',
-        status: 'active',
-        providerId: `card-${randomUUID()}`,
-        reference: `ref-${randomUUID()}`,
-      },
-    });
-  }
+  const card = () => insertCard(world);
 
   describe('card movements on the ledger', () => {
     const movement = (

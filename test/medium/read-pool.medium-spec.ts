@@ -8,7 +8,7 @@ import { ReadPool } from '../../src/database/read-pool';
 import { Prisma, type Transaction } from '../../src/generated/prisma/client';
 import { PayoutsRepository } from '../../src/payouts/payouts.repository';
 import { LedgerRepository } from '../../src/transactions/ledger.repository';
-import { mediumWorld, type MediumWorld } from '../support/medium';
+import { insertCardHolder, mediumWorld, type MediumWorld } from '../support/medium';
 
 /** A ledger row as the read pool hands it out: the Transaction without its provider payload (LedgerRow). */
 function withoutPayload(row: Transaction | null) {
@@ -106,18 +106,7 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
     expect(await get(BeneficiariesRepository).findById(beneficiary.id)).toStrictEqual(beneficiary);
     expect(await get(BeneficiariesRepository).findById(randomUUID())).toBeNull();
 
-    const holder = await world.prisma.cardHolder.create({
-      data: {
-        customerId: c.id,
-        idType: 'NIN',
-        idNumber: '1',
-        firstName: 'A',
-        lastName: 'B',
-        phone: '+2340000000000',
-        address: '{}',
-        status: 'active',
-      },
-    });
+    const holder = await insertCardHolder(world, c.id);
     const card = await world.prisma.card.create({
       data: {
         customerId: c.id,

@@ -6,7 +6,7 @@ import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.
 import { Prisma } from '../../src/generated/prisma/client';
 import { QUOTE_CLAIMABLE, QUOTE_INSERTED, SwapsRepository } from '../../src/swaps/swaps.repository';
 import { INSERTED, LedgerRepository, MOVED } from '../../src/transactions/ledger.repository';
-import { mediumWorld, type MediumWorld } from '../support/medium';
+import { insertCard, mediumWorld, type MediumWorld } from '../support/medium';
 
 /**
  * The swap and card top-up write paths' statements sent through node-postgres (one statement
@@ -245,35 +245,8 @@ describe('swap and card write path statements (node-postgres) on a real database
   });
 
   describe('card movements', () => {
-    async function card(status: 'active' | 'frozen' = 'active', createdBy: string | null = null) {
-      const customer = await world.prisma.customer.create({
-        data: { providerId: `cus-${randomUUID()}`, email: `${randomUUID()}@x.test` },
-      });
-      const holder = await world.prisma.cardHolder.create({
-        data: {
-          customerId: customer.id,
-          idType: 'NIN',
-          idNumber: '1',
-          firstName: 'A',
-          lastName: 'B',
-          phone: '+2340000000000',
-          address: '{}',
-          status: 'active',
-        },
-      });
-      return world.prisma.card.create({
-        data: {
-          customerId: customer.id,
-          cardHolderId: holder.id,
-          brand: 'visa',
-          type: 'virtual',
-          status,
-          providerId: `card-${randomUUID()}`,
-          reference: `ref-${randomUUID()}`,
-          createdBy,
-        },
-      });
-    }
+    const card = (status: 'active' | 'frozen' = 'active', createdBy: string | null = null) =>
+      insertCard(world, { status, createdBy });
     const topUp = (cardId: string) => {
       const id = randomUUID();
       return {

@@ -5,7 +5,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { PII_CIPHER_PROVIDER } from '../../src/common/crypto/pii-cipher';
 import { PrismaService } from '../../src/database/prisma.service';
 import { ReadPool } from '../../src/database/read-pool';
-import type { Transaction, TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
+import type { Card, Prisma, Transaction, TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import { ShutdownService } from '../../src/lifecycle/shutdown.service';
 import { createTestDatabase, type TestDatabase } from './database';
 
@@ -64,6 +64,56 @@ export function insertLedgerRow(
       currency: 'NGN',
       reference: `ref-${randomUUID()}`,
       providerId,
+    },
+  });
+}
+
+/**
+ * Inserts an active card holder of customer `customerId` straight into the world's database (its
+ * address written as a legacy plaintext row: the repository reads both forms), in `status`.
+ */
+export function insertCardHolder(world: MediumWorld, customerId: string, status = 'active') {
+  return world.prisma.cardHolder.create({
+    data: {
+      customerId,
+      idType: 'NIN',
+      idNumber: '1',
+      firstName: 'A',
+      lastName: 'B',
+      phone: '+2340000000000',
+      address: '{}',
+      status,
+    },
+  });
+}
+
+/**
+ * Inserts a virtual Visa card straight into the world's database: for customer `customerId` (else a
+ * new customer) with a new card holder, `active` with a provider id unless `data` says otherwise.
+ */
+export async function insertCard(
+  world: MediumWorld,
+  data: Partial<Prisma.CardUncheckedCreateInput> = {},
+  customerId?: string,
+): Promise<Card> {
+  const owner =
+    customerId ??
+    (
+      await world.prisma.customer.create({
+        data: { providerId: `cus-${randomUUID()}`, email: `${randomUUID()}@x.test` },
+      })
+    ).id;
+  const holder = await insertCardHolder(world, owner);
+  return world.prisma.card.create({
+    data: {
+      customerId: owner,
+      cardHolderId: holder.id,
+      brand: 'visa',
+      type: 'virtual',
+      status: 'active',
+      providerId: `card-${randomUUID()}`,
+      reference: `ref-${randomUUID()}`,
+      ...data,
     },
   });
 }
