@@ -46,6 +46,20 @@ export type { InsertGuard } from './ledger.repository';
  */
 export { INSERTED, ledgerInsertCtes, MOVED, type StatusChangeEntry, type WriteAheadRow } from './ledger.repository';
 
+/**
+ * What a status move takes besides the row, its target and the source (LedgerService.transition,
+ * transitionAlone): `patch` (fields set with the move), `payload` (kept on the history entry),
+ * `actorId` (who moved it; the idempotent request's client by default for `api`), `known` (the row
+ * as the caller last read or wrote it), `answer` (the request's answer for the moved row).
+ */
+export interface MoveOptions {
+  patch?: TransactionPatch;
+  payload?: Prisma.InputJsonValue;
+  actorId?: string;
+  known?: Transaction;
+  answer?: (row: Transaction) => unknown;
+}
+
 /** Result of a status move: `applied`, `unchanged` (already there: a duplicate), or `refused`. */
 export type TransitionOutcome = 'applied' | 'unchanged' | 'refused';
 
@@ -284,19 +298,11 @@ export class LedgerService {
     id: string,
     to: TransactionStatus,
     source: StatusChangeSource,
-    opts: {
-      patch?: TransactionPatch;
-      payload?: Prisma.InputJsonValue;
-      strict?: boolean;
-      tx?: Tx;
-      actorId?: string;
-      known?: Transaction;
-      answer?: (row: Transaction) => unknown;
-    } = {},
+    opts: MoveOptions & { strict?: boolean; tx?: Tx } = {},
   ): Promise<TransitionResult> {
     const actorId = opts.actorId ?? apiActor(source);
-    if (!opts.tx && source !== 'manual' && patchFitsOneStatement(opts.patch)) {
-      const result = await this.moveInOneStatement(id, to, source, { ...opts, actorId });
+    if (!opts.tx) {
+      const result = await this.transitionAlone(id, to, source, opts);
       if (result) return result;
       // Not decided (a refused move, an unknown id, or a duplicate with a patch): the general path says which.
     }
@@ -348,14 +354,7 @@ export class LedgerService {
     id: string,
     to: TransactionStatus,
     source: StatusChangeSource,
-    opts: {
-      patch?: TransactionPatch;
-      payload?: Prisma.InputJsonValue;
-      actorId?: string;
-      known?: Transaction;
-      answer?: (row: Transaction) => unknown;
-      effects?: Prisma.Sql[];
-    } = {},
+    opts: MoveOptions & { effects?: Prisma.Sql[] } = {},
   ): Promise<TransitionResult | null> {
     if (source === 'manual' || !patchFitsOneStatement(opts.patch)) return null;
     return this.moveInOneStatement(id, to, source, { ...opts, actorId: opts.actorId ?? apiActor(source) });
@@ -378,14 +377,7 @@ export class LedgerService {
     id: string,
     to: TransactionStatus,
     source: StatusChangeSource,
-    opts: {
-      patch?: TransactionPatch;
-      payload?: Prisma.InputJsonValue;
-      actorId: string | null;
-      known?: Transaction;
-      answer?: (row: Transaction) => unknown;
-      effects?: Prisma.Sql[];
-    },
+    opts: Omit<MoveOptions, 'actorId'> & { actorId: string | null; effects?: Prisma.Sql[] },
   ): Promise<TransitionResult | null> {
     const known = opts.known?.id === id && opts.known.status !== to ? opts.known : undefined;
     const before = known ?? (await this.repository.peek(id));
