@@ -15,14 +15,21 @@ import { paced, type RunResult } from './load';
 export const DELAY_MS = 20;
 export const STALL_MS = 400;
 
-/** A loopback HTTP server in a child process: fixed delay, and optionally one event-loop stall after `stallAfterMs`. */
+/**
+ * A loopback HTTP server in a child process: fixed delay, and optionally one event-loop stall after
+ * `stallAfterMs`. `GET /__connections` answers at once with how many connections it has accepted.
+ */
 export async function startTestServer(opts: { delayMs: number; stallMs?: number; stallAfterMs?: number }): Promise<{
   origin: string;
   child: ChildProcess;
 }> {
   const script = `
     const http = require('node:http');
-    const server = http.createServer((req, res) => setTimeout(() => res.end('ok'), ${opts.delayMs}));
+    let opened = 0;
+    const server = http.createServer((req, res) =>
+      req.url === '/__connections' ? res.end(String(opened)) : setTimeout(() => res.end('ok'), ${opts.delayMs}),
+    );
+    server.on('connection', () => opened++);
     server.keepAliveTimeout = 60000;
     server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
     ${opts.stallMs ? `process.on('message', () => setTimeout(() => { const until = Date.now() + ${opts.stallMs}; while (Date.now() < until); }, ${opts.stallAfterMs ?? 1000}));` : ''}

@@ -200,6 +200,8 @@ export interface FlatOutResult extends RunResult {
   steps: StepResult[];
   /** Times a `setupRequest` returned nothing and the sequence started over. */
   resets: number;
+  /** Answers by HTTP status sent during the warm-up (`warmupSeconds`), left out of every other figure. */
+  warmupStatuses: Record<number, number>;
 }
 
 /**
@@ -207,6 +209,9 @@ export interface FlatOutResult extends RunResult {
  * or until `amount` answers. Either one fixed `request`, or a sequence of `requests` that each
  * connection loops through (ids from one answer used in the next request: see `SequenceStep`).
  * Latencies are from the actual send (that is what flat out means); use `rps` and CPU per request.
+ * @param opts.warmupSeconds first run this long on the same connections, its answers left out of
+ *   every figure but `warmupStatuses` (a request counts in the measured run when it was sent after
+ *   the warm-up); `onMeasureStart` is called when the measured run begins (to read CPU counters)
  * @param opts.timeoutSeconds a request unanswered after this counts as an error (default 10, autocannon's)
  * @throws Error when neither `seconds` nor `amount` is given
  */
@@ -218,6 +223,8 @@ export async function flatOut(opts: {
   seconds?: number;
   amount?: number;
   connections?: number;
+  warmupSeconds?: number;
+  onMeasureStart?: () => void;
   timeoutSeconds?: number;
 }): Promise<FlatOutResult> {
   if (!opts.seconds && !opts.amount) throw new Error('flatOut needs seconds or amount');
@@ -245,18 +252,30 @@ export async function flatOut(opts: {
       (step.onResponse as ((...args: unknown[]) => void) | undefined)?.(status, body, context, headers);
     },
   }));
-  const started = performance.now();
+  const warmupMs = (opts.warmupSeconds ?? 0) * 1000;
+  const warmupStatuses: Record<number, number> = {};
+  let started = performance.now() + warmupMs;
   // Without a callback autocannon returns an instance that is both an EventEmitter and a promise.
   const instance = autocannon({
     url: opts.origin,
     requests: wrapped,
     connections: opts.connections ?? 32,
-    ...(opts.amount ? { amount: opts.amount } : { duration: opts.seconds }),
+    ...(opts.amount ? { amount: opts.amount } : { duration: (opts.seconds ?? 0) + warmupMs / 1000 }),
     timeout: opts.timeoutSeconds ?? 10,
   }) as unknown as EventEmitter & Promise<autocannon.Result>;
+  const beginMeasuring = () => {
+    started = performance.now();
+    opts.onMeasureStart?.();
+  };
+  const measureStart = warmupMs > 0 ? setTimeout(beginMeasuring, warmupMs) : undefined;
+  if (!measureStart) beginMeasuring();
   (instance as EventEmitter).on(
     'response',
     (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      if (warmupMs > 0 && performance.now() - responseTime < started) {
+        warmupStatuses[statusCode] = (warmupStatuses[statusCode] ?? 0) + 1;
+        return;
+      }
       const value = Math.max(1, Math.round(responseTime * 1000));
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
       latency.recordValue(value);
@@ -268,6 +287,7 @@ export async function flatOut(opts: {
     },
   );
   const result = await instance;
+  clearTimeout(measureStart);
   const seconds = (performance.now() - started) / 1000;
   return {
     name: opts.name,
@@ -283,6 +303,7 @@ export async function flatOut(opts: {
     seconds,
     statuses,
     resets: result.resets ?? 0,
+    warmupStatuses,
     steps: steps.map((step, i) => ({
       name: step.name ?? `${step.method ?? 'GET'} ${step.path ?? ''}`,
       requests: stepLatency[i].totalCount,

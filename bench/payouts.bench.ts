@@ -13,7 +13,9 @@
  *      Idempotency-Key), so every payout is written ahead, initialized, claimed and finalized.
  * Prints payouts/s (confirmed 2xx per second; target on 2 cores ≥ 300/s) and its ratio to the
  * baseline, p50/p99 of each step, and the CPU µs per payout of the gateway and of the simulator
- * (/proc/<pid>/stat). Then compares the simulator's payout records with the ledger, as
+ * (/proc/<pid>/stat), and where the whole machine's CPU went per payout during the gateway's run
+ * (gateway, simulator, PostgreSQL, the load generator, the rest; bench/cpu-budget.ts) with the
+ * ceiling that budget allows on this machine's cores. Then compares the simulator's payout records with the ledger, as
  * `bench:soak` does: lost (a simulator payout with no ledger row, or another status) and doubled
  * (two simulator payouts for one ledger row, or a status change applied twice) must both be 0, and
  * so must 5xx answers. BENCH_PROFILE=1: the gateway runs under `--cpu-prof` and its top frames
@@ -21,6 +23,7 @@
  */
 import 'dotenv/config';
 import { randomUUID } from 'node:crypto';
+import { budgetTable, cpuBudget, type CpuSnapshot, cpuSnapshot } from './cpu-budget';
 import { flatOut, type FlatOutResult, runTable, type SequenceStep, stepTable, withCpu } from './load';
 import { monotonicMicros, whereTheTimeGoes } from './profile';
 import { api } from './seed';
@@ -141,7 +144,7 @@ async function main(): Promise<void> {
       },
     ];
 
-    type Measured = FlatOutResult & { cpuPerRequestUs: number };
+    type Measured = FlatOutResult & { cpuPerRequestUs: number; cpu: { before: CpuSnapshot; after: CpuSnapshot } };
     /** The database's commit and row counters (pg_stat_database), to show the work behind each payout. */
     const dbCounters = async () =>
       (
@@ -157,11 +160,13 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 1100));
       dbBefore = await dbCounters();
       window.fromUs = monotonicMicros();
+      const before = cpuSnapshot(stack.pids);
       const result = await withCpu(pid, () =>
         flatOut({ name, origin: o, requests: steps(), seconds: SECONDS, connections: CLIENTS }),
       );
+      const after = cpuSnapshot(stack.pids);
       window.toUs = monotonicMicros();
-      return result;
+      return { ...result, cpu: { before, after } };
     };
     process.stdout.write(`payouts: ${CLIENTS} clients, ${SECONDS} s each: the simulator directly, then the gateway…\n`);
     const base = await run('simulator initialize + finalize', simOrigin, simulatorSteps, stack.pids.simulator);
@@ -258,6 +263,7 @@ async function main(): Promise<void> {
       `5xx: ${fivexx}   lost: ${lost}   doubled: ${doubled}   (all must be 0)`,
       ...examples.map((e) => `  e.g. ${e}`),
       '',
+      budgetTable(cpuBudget(gateway.cpu.before, gateway.cpu.after, payouts(gateway)), 'payout', TARGET),
     ];
     process.stdout.write(out.join('\n'));
     process.stdout.write(await whereTheTimeGoes(stack, window, rate < TARGET));

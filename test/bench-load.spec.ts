@@ -1,3 +1,4 @@
+import { budgetTable, cpuBudget, type CpuSnapshot, cpuSnapshot } from '../bench/cpu-budget';
 import { flatOut } from '../bench/load';
 import { DELAY_MS, fixedDelayRun, STALL_MS, stallRun, startTestServer } from '../bench/load-selftest';
 
@@ -66,5 +67,91 @@ describe('bench/load.ts flatOut with a request sequence', () => {
     } finally {
       server.child.kill();
     }
+  });
+});
+
+describe('bench/load.ts flatOut with a warm-up', () => {
+  it('warms up on the connections it then measures, and counts only requests sent after the warm-up', async () => {
+    const server = await startTestServer({ delayMs: 5 });
+    try {
+      let measureStarts = 0;
+      let measureStartedAt = 0;
+      const began = performance.now();
+      const run = await flatOut({
+        name: 'warmed',
+        origin: server.origin,
+        request: { path: '/' },
+        connections: 2,
+        warmupSeconds: 0.6,
+        seconds: 0.6,
+        onMeasureStart: () => {
+          measureStarts++;
+          measureStartedAt = performance.now();
+        },
+      });
+      expect(measureStarts).toBe(1);
+      expect(measureStartedAt - began).toBeGreaterThanOrEqual(590);
+      expect(run.warmupStatuses[200]).toBeGreaterThan(0);
+      expect(run.statuses[200]).toBe(run.requests);
+      expect(run.requests).toBeGreaterThan(0);
+      // The rate's window is the measured run's, not the warm-up's (autocannon ends a run on its
+      // next one-second tick after the duration: 0.6 s measured, + up to 1 s, + the machine's slack).
+      expect(run.seconds).toBeGreaterThan(0.5);
+      expect(run.seconds).toBeLessThan(2.5);
+      expect(run.rps).toBeCloseTo(run.requests / run.seconds, 6);
+      // Two connections for the warm-up and the measured run together.
+      const opened = Number(await (await fetch(`${server.origin}/__connections`)).text());
+      expect(opened).toBe(3); // the two clients' and this question's
+    } finally {
+      server.child.kill();
+    }
+  });
+});
+
+describe('bench/cpu-budget.ts', () => {
+  const snapshot = (over: Partial<CpuSnapshot>): CpuSnapshot => ({
+    gateway: 0,
+    simulator: 0,
+    postgres: 0,
+    generator: 0,
+    machineBusy: 0,
+    machineIdle: 0,
+    at: 0,
+    ...over,
+  });
+
+  it('divides each consumer by the units, leaves the unaccounted busy time as other, and states the ceiling', () => {
+    // 100 payouts in a second on 2 cores: 1.5 s busy, 0.5 s idle.
+    const budget = cpuBudget(
+      snapshot({}),
+      snapshot({
+        gateway: 600_000,
+        simulator: 100_000,
+        postgres: 500_000,
+        generator: 200_000,
+        machineBusy: 1_500_000,
+        machineIdle: 500_000,
+      }),
+      100,
+    );
+    expect(budget.perUnitUs).toEqual({ gateway: 6000, simulator: 1000, postgres: 5000, generator: 2000, other: 1000 });
+    expect(budget.machinePerUnitUs).toBe(15_000);
+    expect(budget.idleShare).toBe(0.25);
+    expect(budget.ceilingPerSecond).toBeCloseTo((budget.cores * 1_000_000) / 15_000, 6);
+    const printed = budgetTable(budget, 'payout', 300);
+    expect(printed).toContain('postgres');
+    expect(printed).toContain(`needs ≤ ${((budget.cores * 1_000_000) / 300).toFixed(0)} µs per payout`);
+  });
+
+  it("reads a process's and the machine's counters, which only grow", () => {
+    const before = cpuSnapshot({ gateway: process.pid, simulator: 0 });
+    const until = Date.now() + 60;
+    while (Date.now() < until); // burn CPU so the tick counters (10 ms) move
+    const after = cpuSnapshot({ gateway: process.pid, simulator: 0 });
+    expect(after.gateway).toBeGreaterThan(before.gateway);
+    expect(after.machineBusy).toBeGreaterThan(before.machineBusy);
+    expect(after.generator).toBeGreaterThan(before.generator);
+    expect(after.simulator).toBe(0);
+    expect(after.postgres).toBeGreaterThanOrEqual(before.postgres);
   });
 });
