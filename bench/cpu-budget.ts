@@ -21,7 +21,8 @@ const USER_HZ = 100;
 export interface CpuSnapshot {
   gateway: number;
   simulator: number;
-  postgres: number;
+  /** Per `postgres` process (pid → µs): backends come and go, so their sum alone is not a counter. */
+  postgres: Map<number, number>;
   generator: number;
   /** Machine-wide, every core: busy (user, nice, system, irq, softirq, steal) and idle (idle, iowait). */
   machineBusy: number;
@@ -29,18 +30,30 @@ export interface CpuSnapshot {
   at: number;
 }
 
-/** CPU µs used so far by every process whose command name is `postgres` (0 when none is readable). */
-function postgresMicros(): number {
-  let total = 0;
+/** CPU µs used so far by each process whose command name is `postgres`, by pid. */
+function postgresMicros(): Map<number, number> {
+  const used = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres') total += cpuMicros(Number(entry));
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres')
+        used.set(Number(entry), cpuMicros(Number(entry)));
     } catch {
       // The process ended between the listing and the read.
     }
   }
+  return used;
+}
+
+/**
+ * PostgreSQL's CPU between two snapshots: each process's growth, a process started meanwhile counted
+ * whole. A process that ended meanwhile is missing from `after`, and its CPU since `before` is lost
+ * (it lands in `other`): a benchmark's pools keep their connections for the whole run.
+ */
+export function postgresUsed(before: CpuSnapshot, after: CpuSnapshot): number {
+  let total = 0;
+  for (const [pid, us] of after.postgres) total += us - (before.postgres.get(pid) ?? 0);
   return total;
 }
 
@@ -83,7 +96,8 @@ export interface CpuBudget {
 /** The budget of `units` units of work done between `before` and `after`. */
 export function cpuBudget(before: CpuSnapshot, after: CpuSnapshot, units: number): CpuBudget {
   const n = Math.max(1, units);
-  const used = (k: 'gateway' | 'simulator' | 'postgres' | 'generator') => after[k] - before[k];
+  const used = (k: 'gateway' | 'simulator' | 'postgres' | 'generator') =>
+    k === 'postgres' ? postgresUsed(before, after) : after[k] - before[k];
   const busy = after.machineBusy - before.machineBusy;
   const idle = after.machineIdle - before.machineIdle;
   const listed = used('gateway') + used('simulator') + used('postgres') + used('generator');

@@ -1,4 +1,4 @@
-import { budgetTable, cpuBudget, type CpuSnapshot, cpuSnapshot } from '../bench/cpu-budget';
+import { budgetTable, cpuBudget, type CpuSnapshot, cpuSnapshot, postgresUsed } from '../bench/cpu-budget';
 import { flatOut } from '../bench/load';
 import { DELAY_MS, fixedDelayRun, STALL_MS, stallRun, startTestServer } from '../bench/load-selftest';
 
@@ -112,7 +112,7 @@ describe('bench/cpu-budget.ts', () => {
   const snapshot = (over: Partial<CpuSnapshot>): CpuSnapshot => ({
     gateway: 0,
     simulator: 0,
-    postgres: 0,
+    postgres: new Map(),
     generator: 0,
     machineBusy: 0,
     machineIdle: 0,
@@ -127,7 +127,7 @@ describe('bench/cpu-budget.ts', () => {
       snapshot({
         gateway: 600_000,
         simulator: 100_000,
-        postgres: 500_000,
+        postgres: new Map([[7, 500_000]]),
         generator: 200_000,
         machineBusy: 1_500_000,
         machineIdle: 500_000,
@@ -145,13 +145,34 @@ describe('bench/cpu-budget.ts', () => {
 
   it("reads a process's and the machine's counters, which only grow", () => {
     const before = cpuSnapshot({ gateway: process.pid, simulator: 0 });
-    const until = Date.now() + 60;
-    while (Date.now() < until); // burn CPU so the tick counters (10 ms) move
+    // Burn 50 ms of this process's own CPU (not wall time: on a busy machine it may wait for a core),
+    // so that the tick counters (10 ms) move.
+    const start = process.cpuUsage();
+    while (process.cpuUsage(start).user + process.cpuUsage(start).system < 50_000);
     const after = cpuSnapshot({ gateway: process.pid, simulator: 0 });
     expect(after.gateway).toBeGreaterThan(before.gateway);
     expect(after.machineBusy).toBeGreaterThan(before.machineBusy);
     expect(after.generator).toBeGreaterThan(before.generator);
     expect(after.simulator).toBe(0);
-    expect(after.postgres).toBeGreaterThanOrEqual(before.postgres);
+    expect(postgresUsed(before, after)).toBeGreaterThanOrEqual(0);
+  });
+
+  it("counts each PostgreSQL process's growth, a new one whole, and never subtracts one that ended", () => {
+    const before = snapshot({
+      postgres: new Map([
+        [10, 1_000],
+        [11, 5_000],
+        [12, 9_000],
+      ]),
+    });
+    // 10 grew by 500, 11 ended, 13 started and used 700.
+    const after = snapshot({
+      postgres: new Map([
+        [10, 1_500],
+        [12, 9_000],
+        [13, 700],
+      ]),
+    });
+    expect(postgresUsed(before, after)).toBe(1_200);
   });
 });
