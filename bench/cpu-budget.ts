@@ -12,10 +12,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { cpuMicros, table } from './load';
-
-/** The USER_HZ of /proc/stat's counters (100 on Linux), as in `cpuMicros`. */
-const USER_HZ = 100;
+import { cpuMicros, statCpuMicros, table, ticksToMicros } from './load';
 
 /** A moment's CPU counters, microseconds used so far. */
 export interface CpuSnapshot {
@@ -38,7 +35,7 @@ function postgresMicros(): Map<number, number> {
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'postgres')
-        used.set(Number(entry), cpuMicros(Number(entry)));
+        used.set(Number(entry), statCpuMicros(stat));
     } catch {
       // The process ended between the listing and the read.
     }
@@ -61,8 +58,10 @@ export function postgresUsed(before: CpuSnapshot, after: CpuSnapshot): number {
 function machineMicros(): { busy: number; idle: number } {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
   const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
-  const toUs = (ticks: number) => (ticks * 1_000_000) / USER_HZ;
-  return { busy: toUs(user + nice + system + irq + softirq + (steal || 0)), idle: toUs(idle + iowait) };
+  return {
+    busy: ticksToMicros(user + nice + system + irq + softirq + (steal || 0)),
+    idle: ticksToMicros(idle + iowait),
+  };
 }
 
 /** Reads every counter now. */

@@ -331,17 +331,24 @@ export function stepTable(steps: StepResult[]): string {
   return table(head, body);
 }
 
-/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ, 100 on Linux). */
+/** Clock ticks per second of /proc's CPU counters (USER_HZ, 100 on Linux). */
 const USER_HZ = 100;
+
+/** /proc clock ticks (USER_HZ) in microseconds. */
+export function ticksToMicros(ticks: number): number {
+  return (ticks * 1_000_000) / USER_HZ;
+}
+
+/** The process's CPU time (user + system) in microseconds, from the text of its /proc/<pid>/stat. */
+export function statCpuMicros(stat: string): number {
+  // The command name (field 2) may hold spaces: fields are counted after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ticksToMicros(Number(fields[11]) + Number(fields[12]));
+}
 
 /** CPU time (user + system) a process has used so far, in microseconds, from /proc/<pid>/stat. */
 export function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The command name (field 2) may hold spaces: fields are counted after its closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return ((utime + stime) * 1_000_000) / USER_HZ;
+  return statCpuMicros(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 }
 
 /**

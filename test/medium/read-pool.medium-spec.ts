@@ -8,7 +8,7 @@ import { ReadPool } from '../../src/database/read-pool';
 import { Prisma, type Transaction } from '../../src/generated/prisma/client';
 import { PayoutsRepository } from '../../src/payouts/payouts.repository';
 import { LedgerRepository } from '../../src/transactions/ledger.repository';
-import { insertCardHolder, mediumWorld, type MediumWorld } from '../support/medium';
+import { insertCard, mediumWorld, type MediumWorld } from '../support/medium';
 
 /** A ledger row as the read pool hands it out: the Transaction without its provider payload (LedgerRow). */
 function withoutPayload(row: Transaction | null) {
@@ -106,15 +106,9 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
     expect(await get(BeneficiariesRepository).findById(beneficiary.id)).toStrictEqual(beneficiary);
     expect(await get(BeneficiariesRepository).findById(randomUUID())).toBeNull();
 
-    const holder = await insertCardHolder(world, c.id);
-    const card = await world.prisma.card.create({
-      data: {
-        customerId: c.id,
-        cardHolderId: holder.id,
-        brand: 'visa',
-        type: 'virtual',
-        status: 'active',
-        providerId: `card-${randomUUID()}`,
+    const card = await insertCard(
+      world,
+      {
         reference: `card-${randomUUID()}`,
         balance: 9_007_199_254_740_993n,
         initialAmount: 500n,
@@ -127,7 +121,8 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
         transitionStartedAt: new Date('2026-01-02T03:04:05.678Z'),
         createdBy: clientA,
       },
-    });
+      c.id,
+    );
     const cards = get(CardsRepository);
     expect(await cards.requireCard(card.id)).toStrictEqual(
       await world.prisma.card.findUnique({ where: { id: card.id } }),
