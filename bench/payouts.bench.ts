@@ -4,7 +4,9 @@
  * Method: starts the bench stack (fresh database, simulator, compiled gateway with
  * NODE_ENV=production); the simulator answers at once (no latency fault, no automatic completion:
  * confirmed payouts stay `pending`, so no callback competes for the CPU). Creates a customer and a
- * Kenyan beneficiary through the API. Then, each flat out (bench/load.ts `flatOut`,
+ * Kenyan beneficiary through the API. Before each run (warm-up included) it funds the simulator's USD
+ * wallet with 10 million USD (POST /__admin/wallets/USD/fund), so that neither run is refused for the
+ * balance the other spent. Then, each flat out (bench/load.ts `flatOut`,
  * BENCH_CLIENTS connections, default 32) for BENCH_SECONDS (default 20) after a 2 s warm-up, each
  * connection looping through two steps:
  *   1. the baseline: the simulator's own POST /api/v1/wallets/payout/initialize then
@@ -34,6 +36,12 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const TARGET = 300;
 /** Every payout: 5.00 USD (fee 1.00): the simulator's 1,000,000 USD seed covers ~160,000 of them. */
 const AMOUNT = 500;
+/**
+ * Minor units added to the simulator's USD wallet before each run (POST /__admin/wallets/USD/fund):
+ * 10 million USD, ~1.6 million payouts. On a fast machine the baseline alone spends the seed (140,000
+ * payouts in 20 s were seen), and the gateway's run then measured refusals ("Insufficient balance").
+ */
+const FUNDING = 1_000_000_000;
 /** References of the baseline's payouts, left out of the ledger comparison. */
 const BASE_PREFIX = 'bench-base-';
 
@@ -156,6 +164,12 @@ async function main(): Promise<void> {
     const window = { fromUs: 0, toUs: 0 };
     let dbBefore: Awaited<ReturnType<typeof dbCounters>> | undefined;
     const run = async (name: string, o: string, steps: () => SequenceStep[], pid: number): Promise<Measured> => {
+      const funded = await fetch(`${simOrigin}/__admin/wallets/USD/fund`, {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ amount: FUNDING }),
+      });
+      if (!funded.ok) throw new Error(`funding the simulator's USD wallet answered ${funded.status}`);
       await flatOut({ name: 'warm-up', origin: o, requests: steps(), seconds: 2, connections: CLIENTS });
       await new Promise((r) => setTimeout(r, 1100));
       dbBefore = await dbCounters();

@@ -223,6 +223,19 @@ describe('payouts', () => {
     expect((await initialize({ reference: 'dup' })).body).toMatchObject({ statusCode: 409, error: 'Conflict' });
   });
 
+  it('funds a wallet through /__admin (minor units); a payout it then covers goes through', async () => {
+    const big = { amount: 150_000_000 };
+    expect((await initialize(big)).body.message).toBe('Insufficient balance');
+    const funded = await sim.admin('POST', '/wallets/usd/fund', { amount: 60_000_000 });
+    expect(funded.body).toEqual({ currency: 'USD', before: 100_000_000, after: 160_000_000 });
+    expect(sim.state.balance('USD')).toBe(160_000_000n);
+    expect((await initialize(big)).status).toBe(200);
+    expect((await sim.admin('POST', '/wallets/USD/fund', { amount: 0 })).status).toBe(400);
+    expect((await sim.admin('POST', '/wallets/USD/fund', { amount: '1.5' })).status).toBe(400);
+    expect((await sim.admin('POST', '/wallets/XYZ/fund', { amount: 1 })).status).toBe(404);
+    expect(sim.state.balance('USD')).toBe(160_000_000n);
+  });
+
   it('refuses a second finalize, and a finalize after the rate window', async () => {
     const { id } = (await initialize()).body.data;
     expect((await finalize(id)).status).toBe(200);

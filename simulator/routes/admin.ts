@@ -64,6 +64,20 @@ export function adminRoutes(app: FastifyInstance, ctx: AdminContext): void {
     balances: Object.fromEntries([...state.balances].map(([currency, minor]) => [currency, jsonInt(minor)])),
     counts: state.counts(),
   }));
+  /**
+   * Funds a wallet: `POST /__admin/wallets/:currency/fund {amount}` adds `amount` minor units
+   * (a positive integer) to the wallet and answers `{currency, before, after}` in minor units (as
+   * /__admin/state: numbers, strings beyond 2^53). No callback: the real provider's funding arrives as a deposit this simulator does not
+   * model. For benchmarks whose baseline spends the seed (bench/payouts.bench.ts) and for tests.
+   */
+  app.post('/__admin/wallets/:currency/fund', async (request) => {
+    const currency = (request.params as { currency: string }).currency.toUpperCase();
+    if (!state.balances.has(currency)) throw notFound('Wallet');
+    const amount = parseMinor(bodyOf(request).amount);
+    if (amount === null) throw badRequest('amount must be a positive integer in minor units');
+    const { before, after } = state.credit(currency, amount);
+    return { currency, before: jsonInt(before), after: jsonInt(after) };
+  });
   /** Back to the seed: records, balances, call log, faults, settings, callback log and switches; pending callbacks abandoned. */
   app.post('/__admin/reset', async () => {
     state.reset();
