@@ -88,21 +88,30 @@ describe('provider resilience: circuit breaker, bulkhead, 429 (e2e)', () => {
   });
 
   it('a full bulkhead refuses at once with 503, and the refused call never reaches the provider', async () => {
-    Object.assign(process.env, { PROVIDER_BULKHEAD_LIMIT: '1', PROVIDER_BULKHEAD_QUEUE: '0' });
+    Object.assign(process.env, { PROVIDER_BULKHEAD_LIMIT: '1', PROVIDER_BULKHEAD_QUEUE: '1' });
     const peer = await startPeer(h);
+    const peerMetrics = async () => (await request(peer.app.getHttpServer()).get('/metrics')).text;
     try {
       await h.sim.setFault('createCustomer', { latencyMs: 400 });
       await h.sim.admin('DELETE', '/calls');
-      const [a, b] = await Promise.all(
-        ['bulk1@example.com', 'bulk2@example.com'].map((email) =>
+      const answers = Promise.all(
+        ['bulk1@example.com', 'bulk2@example.com', 'bulk3@example.com'].map((email) =>
           request(peer.app.getHttpServer()).post('/v1/customers').set(auth()).send(customer(email)),
         ),
       );
-      expect([a.status, b.status].sort()).toEqual([201, 503]);
-      expect([a, b].find((r) => r.status === 503)!.body.code).toBe('provider_retry_later');
-      expect(await h.sim.calls('createCustomer')).toHaveLength(1);
-      const text = (await request(peer.app.getHttpServer()).get('/metrics')).text;
+      // While the first call is at the provider: one call holds the slot, one waits, the third was refused.
+      while ((await h.sim.calls('createCustomer')).length === 0) await new Promise((r) => setTimeout(r, 20));
+      const during = await peerMetrics();
+      expect(during).toMatch(/^provider_bulkhead_calls\{state="in_flight"\} 1$/m);
+      expect(during).toMatch(/^provider_bulkhead_calls\{state="queued"\} 1$/m);
+      const statuses = (await answers).map((r) => r.status);
+      expect([...statuses].sort()).toEqual([201, 201, 503]);
+      expect((await answers).find((r) => r.status === 503)!.body.code).toBe('provider_retry_later');
+      expect(await h.sim.calls('createCustomer')).toHaveLength(2);
+      const text = await peerMetrics();
       expect(text).toMatch(/^provider_fast_failures_total\{reason="bulkhead_full"\} 1$/m);
+      expect(text).toMatch(/^provider_bulkhead_calls\{state="in_flight"\} 0$/m);
+      expect(text).toMatch(/^provider_bulkhead_calls\{state="queued"\} 0$/m);
     } finally {
       await peer.close();
       delete process.env.PROVIDER_BULKHEAD_LIMIT;

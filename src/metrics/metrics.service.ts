@@ -36,7 +36,9 @@ export interface PoolReading {
  *   those requests were served (fail open).
  * - `provider_breaker_state`: the provider circuit breaker, 0 closed, 1 half-open, 2 open;
  *   `provider_breaker_opens_total`; `provider_fast_failures_total{reason}`: provider calls refused
- *   before being sent (breaker_open, bulkhead_full), answered 503 provider_unavailable.
+ *   before being sent (breaker_open, bulkhead_full), answered 503 provider_unavailable;
+ *   `provider_bulkhead_calls{state}`: provider calls running (`in_flight`, at most
+ *   PROVIDER_BULKHEAD_LIMIT) and waiting for a slot (`queued`, at most PROVIDER_BULKHEAD_QUEUE).
  * - `webhook_inbox_backlog`, `webhook_inbox_oldest_pending_seconds`, `outbox_backlog`,
  *   `ledger_unknown_transactions`: read from the database at each scrape (`backlog` below).
  * - `db_pool_connections{pool,state}` (`pool` = prisma | reads, `state` = in_use | idle) and
@@ -125,6 +127,9 @@ export class MetricsService {
   /** Set by the provider module: 0 closed, 1 half-open, 2 open. */
   providerBreakerState: () => number = () => 0;
 
+  /** Set by the provider module: the provider bulkhead's calls running and waiting now. */
+  providerBulkhead: () => { inFlight: number; queued: number } = () => ({ inFlight: 0, queued: 0 });
+
   /**
    * Set by the health module: the database backlogs at scrape time (null when the database did not
    * answer; the gauges then keep their last values).
@@ -146,6 +151,18 @@ export class MetricsService {
       registers: [this.registry],
       collect() {
         this.set(breakerState());
+      },
+    });
+    const bulkheadUse = () => this.providerBulkhead();
+    new Gauge({
+      name: 'provider_bulkhead_calls',
+      help: 'Provider calls on this instance by state: in_flight (holding a bulkhead slot), queued (waiting for one).',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const { inFlight, queued } = bulkheadUse();
+        this.set({ state: 'in_flight' }, inFlight);
+        this.set({ state: 'queued' }, queued);
       },
     });
     this.registerBacklogGauges();

@@ -33,6 +33,12 @@ export type BreakerState = 'closed' | 'half_open' | 'open';
 /** Why a call was refused before it was sent. */
 export type FastFailureReason = 'breaker_open' | 'bulkhead_full';
 
+/** Provider calls holding a bulkhead slot (`inFlight`) and waiting for one (`queued`). */
+export interface BulkheadUse {
+  inFlight: number;
+  queued: number;
+}
+
 /** Seconds a client is told to wait when the bulkhead is full (calls in flight end within a timeout). */
 const BULKHEAD_RETRY_AFTER_S = 1;
 
@@ -87,6 +93,17 @@ export class ProviderResilience {
   /** The breaker's state now. */
   get state(): BreakerState {
     return toBreakerState(this.breaker.state);
+  }
+
+  /**
+   * The bulkhead now: calls running (at most `bulkheadLimit`) and calls waiting for a slot (at most
+   * `bulkheadQueue`; one more is refused with 503). For /metrics (`provider_bulkhead_calls`).
+   */
+  get bulkheadUse(): BulkheadUse {
+    return {
+      inFlight: this.settings.bulkheadLimit - this.bulkhead.executionSlots,
+      queued: this.settings.bulkheadQueue - this.bulkhead.queueSlots,
+    };
   }
 
   /**

@@ -71,6 +71,7 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
           },
         );
         metrics.providerBreakerState = () => BREAKER_GAUGE[resilience.state];
+        metrics.providerBulkhead = () => resilience.bulkheadUse;
         return resilience;
       },
     },
