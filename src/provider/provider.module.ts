@@ -54,7 +54,7 @@ export function nestProviderLogger(logger: Logger): ProviderLogger {
             breakerFailures: Number(config.get('PROVIDER_BREAKER_FAILURES') ?? 5),
             halfOpenAfterMs: Number(config.get('PROVIDER_BREAKER_HALF_OPEN_MS') ?? 10000),
             bulkheadLimit: Number(config.get('PROVIDER_BULKHEAD_LIMIT') ?? 32),
-            bulkheadQueue: Number(config.get('PROVIDER_BULKHEAD_QUEUE') ?? 64),
+            bulkheadQueue: Number(config.get('PROVIDER_BULKHEAD_QUEUE') ?? 256),
           },
           {
             onStateChange: (state) => {
