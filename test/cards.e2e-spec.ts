@@ -382,6 +382,33 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
       expect((await kit.ledger(card.id)).filter((r) => r.kind === 'card_topup')).toHaveLength(1); // the funding
     });
 
+    it('claims the Idempotency-Key in the write-ahead statement: a refusal is the key’s answer, one of two racing requests moves money', async () => {
+      const missing = randomUUID();
+      const key = randomUUID();
+      const absent = await topUp(500, key, missing);
+      expect(absent.status).toBe(404);
+      // The 404 is kept as the key's answer (a replayed error carries no idempotent-replayed header).
+      expect(await h.db.query('SELECT state, response_status FROM idempotency_records WHERE key = $1', [key])).toEqual([
+        { state: 'completed', response_status: 404 },
+      ]);
+      const again = await topUp(500, key, missing);
+      expect(again.status).toBe(404);
+      expect(again.body).toEqual({ ...absent.body, requestId: again.body.requestId });
+
+      // A card of its own: the tests below count this card's movements.
+      const own = await kit.activeCard('raced-top-ups@example.com', 10_000);
+      const raced = randomUUID();
+      const [a, b] = await Promise.all([topUp(700, raced, own.id), topUp(700, raced, own.id)]);
+      expect([a.status, b.status]).toContain(201);
+      const rows = await h.db.query(
+        "SELECT reference FROM transactions WHERE kind = 'card_topup' AND card_id = $1 AND amount = 700",
+        [own.id],
+      );
+      expect(rows).toHaveLength(1);
+      expect((await h.sim.calls('topUpCard')).filter((c) => c.body.reference === rows[0].reference)).toHaveLength(1);
+      for (const r of [a, b].filter((r) => r.status !== 201)) expect(r.body.code).toBe('request_in_progress');
+    });
+
     it('tops up at the bounds: ledger rows pending, sent in cents with the ledger reference; replays by key', async () => {
       const idempotencyKey = randomUUID();
       const low = await topUp(300, idempotencyKey);

@@ -250,6 +250,28 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
       expect(again.body).toEqual(first.body);
       expect(await h.sim.calls('finalizeSwap')).toHaveLength(2);
     });
+
+    it('claims the Idempotency-Key in the write-ahead statement: an unknown quote’s 404 is the key’s answer; two racing requests execute once', async () => {
+      const idem = newKey();
+      const unknown = '00000000-0000-4000-8000-000000000000';
+      const absent = await execute(unknown, idem);
+      expect(absent.status).toBe(404);
+      // Kept as the key's answer (a replayed error carries no idempotent-replayed header).
+      expect(await h.db.query('SELECT state, response_status FROM idempotency_records WHERE key = $1', [idem])).toEqual(
+        [{ state: 'completed', response_status: 404 }],
+      );
+      const again = await execute(unknown, idem);
+      expect(again.status).toBe(404);
+      expect(again.body).toEqual({ ...absent.body, requestId: again.body.requestId });
+
+      const fresh = await quote(30_000);
+      const before = (await h.sim.calls('finalizeSwap')).length;
+      const raced = newKey();
+      const [a, b] = await Promise.all([execute(fresh.id, raced), execute(fresh.id, raced)]);
+      expect([a.status, b.status]).toContain(201);
+      for (const r of [a, b].filter((r) => r.status !== 201)) expect(r.body.code).toBe('request_in_progress');
+      expect(await h.sim.calls('finalizeSwap')).toHaveLength(before + 1);
+    });
   });
 
   describe('swaps with a quote that expires', () => {

@@ -3,7 +3,12 @@ import { Injectable } from '@nestjs/common';
 import { auditedChangeRecorded, auditedChangeSql } from '../audit/audit-chain';
 import { creatorId, ownedOrNotFound, ownerRestriction } from '../audit/ownership';
 import { ConflictError, ValidationError } from '../common/errors';
-import { idempotentResourceNote, lostClaim } from '../common/idempotency/idempotency-context';
+import {
+  idempotentClaimSettled,
+  idempotentClaimSql,
+  idempotentResourceNote,
+  lostClaim,
+} from '../common/idempotency/idempotency-context';
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import type { Card, Prisma } from '../generated/prisma/client';
@@ -89,8 +94,10 @@ export class CardTransactionsService {
     // freeze or unfreeze in flight does not refuse it, by design: neither moves money, a frozen card
     // keeps its balance, and whether the provider takes a top-up or withdrawal on a frozen card is
     // its call (provider-api.md "States and transitions": not shown) — a refusal fails the row (422).
-    // The row, its history, the Idempotency-Key's note and the request's audit event (naming the
-    // card, the row's id in its details) are written together, or nothing when the card refuses it.
+    // The row, its history, the Idempotency-Key's claim (the top-up and withdrawal routes defer it
+    // to here) or note, and the request's audit event (naming the card, the row's id in its details)
+    // are written together, or nothing when the card refuses it (the key's record is then written
+    // alone, so that the refusal is the key's answer).
     const { row: data, entry } = this.ledger.prepareRecord({
       id,
       kind,
@@ -100,6 +107,7 @@ export class CardTransactionsService {
       reference: newReference(topUp ? 'card-topup' : 'card-withdrawal'),
       description: topUp ? 'Card top-up' : 'Card withdrawal',
     });
+    const key = idempotentClaimSql(kind, id, CARD_WRITABLE);
     const written = await this.cards.recordMoneyMove(
       cardId,
       {
@@ -110,9 +118,12 @@ export class CardTransactionsService {
       },
       data,
       entry,
-      idempotentResourceNote(kind, id, CARD_WRITABLE),
+      key ? null : idempotentResourceNote(kind, id, CARD_WRITABLE),
       auditedChangeSql(cardId, INSERTED, { transactionId: id }),
+      key,
     );
+    if (key) idempotentClaimSettled(written !== 'taken');
+    if (written === 'taken') throw lostClaim();
     const card = ownedOrNotFound(written?.card, 'Card', cardId);
     if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {
       throw new ConflictError(`Card ${card.id} is ${card.status}: it takes no top-ups or withdrawals.`, undefined, {

@@ -42,6 +42,21 @@ const CARD_BY_ID = namedStatement(
  */
 export const CARD_WRITABLE = Prisma.sql`EXISTS (SELECT 1 FROM cur)`;
 
+/** What decides whether a card takes a top-up or withdrawal (CardsRepository.recordMoneyMove). */
+export interface MoneyMoveConditions {
+  statuses: readonly CardStatus[];
+  liveSince: Date;
+  owner: string | undefined;
+  creator: string | null;
+}
+
+/** recordMoneyMove's answer for a card that exists: the card as locked, whether it qualified, the row written. */
+export interface MoneyMoveWritten {
+  card: Pick<Card, 'id' | 'status' | 'providerId' | 'transition' | 'transitionStartedAt' | 'createdBy'>;
+  writable: boolean;
+  row: Transaction | null;
+}
+
 /** Fields a card move may set together with the status (details from the provider's answer or callback). */
 export type CardPatch = Omit<Prisma.CardUncheckedUpdateInput, 'id' | 'status' | 'balance' | 'createdAt'>;
 
@@ -389,27 +404,45 @@ export class CardsRepository {
    * as lockForMoneyMove: a terminate claimed before it refuses it, one claimed after waits until the
    * row exists): the row is written only if the card is in one of `statuses`, has a provider id,
    * has no `terminate` claim started after `liveSince` (a live one: `liveTransition`) and, when
-   * `owner` is given (OWNERSHIP=client), was created by it; then `note` (the Idempotency-Key's note
-   * of the row, `idempotentResourceNote(…, CARD_WRITABLE)`) runs, and only if it found the claim still
-   * ours are the row, its first history entry (`entry`) and `audit` (the request's audit event,
-   * conditioned on INSERTED) written: all of it or nothing. The row takes the card's currency and
-   * customer, and its `created_by` (`creator` when the card has none). Returns null when there is no
-   * card `cardId`; else the card as locked (what decided), whether it qualified (`writable`), and
-   * the row written (the Transaction type, as Prisma reads it), null when nothing was written (the
-   * card did not qualify, or the Idempotency-Key claim was lost: `writable` and no row).
+   * `owner` is given (OWNERSHIP=client), was created by it; then `key` (a deferred Idempotency-Key
+   * claim: the key's record inserted, noting the row as its resource where the card qualified,
+   * `idempotentClaimSql(…, CARD_WRITABLE)`) or `note` (for a claim already held: the key's note of
+   * the row, `idempotentResourceNote(…, CARD_WRITABLE)`) runs, and only if the key is the request's
+   * (and, with `note`, the note found it so) are the row, its first history entry (`entry`) and
+   * `audit` (the request's audit event, conditioned on INSERTED) written: all of it or nothing. The
+   * row takes the card's currency and customer, and its `created_by` (`creator` when the card has
+   * none). Returns `taken` when `key` found the Idempotency-Key taken (nothing written); null when
+   * there is no card `cardId` (nothing written but `key`'s record); else the card as locked (what
+   * decided), whether it qualified (`writable`), and the row written (the Transaction type, as Prisma
+   * reads it), null when nothing was written (the card did not qualify, or the Idempotency-Key claim
+   * was lost: `writable` and no row).
    */
   async recordMoneyMove(
     cardId: string,
-    conditions: { statuses: readonly CardStatus[]; liveSince: Date; owner: string | undefined; creator: string | null },
+    conditions: MoneyMoveConditions,
     row: WriteAheadRow,
     entry: StatusChangeEntry,
     note: Prisma.Sql | null,
     audit: Prisma.Sql | null,
-  ): Promise<{
-    card: Pick<Card, 'id' | 'status' | 'providerId' | 'transition' | 'transitionStartedAt' | 'createdBy'>;
-    writable: boolean;
-    row: Transaction | null;
-  } | null> {
+  ): Promise<MoneyMoveWritten | null>;
+  async recordMoneyMove(
+    cardId: string,
+    conditions: MoneyMoveConditions,
+    row: WriteAheadRow,
+    entry: StatusChangeEntry,
+    note: Prisma.Sql | null,
+    audit: Prisma.Sql | null,
+    key: Prisma.Sql | null,
+  ): Promise<MoneyMoveWritten | 'taken' | null>;
+  async recordMoneyMove(
+    cardId: string,
+    conditions: MoneyMoveConditions,
+    row: WriteAheadRow,
+    entry: StatusChangeEntry,
+    note: Prisma.Sql | null,
+    audit: Prisma.Sql | null,
+    key: Prisma.Sql | null = null,
+  ): Promise<MoneyMoveWritten | 'taken' | null> {
     const { statuses, liveSince, owner, creator } = conditions;
     const [result] = await this.prisma.sql<
       Transaction & {
@@ -418,7 +451,9 @@ export class CardsRepository {
         cardTransition: string | null;
         cardTransitionStartedAt: Date | null;
         cardCreatedBy: string | null;
+        cardFound: boolean;
         writable: boolean;
+        keyHeld: boolean;
       }
     >(
       Prisma.sql`
@@ -432,7 +467,8 @@ export class CardsRepository {
         WHERE l.status::text = ANY(${statuses}::text[]) AND l.provider_id IS NOT NULL
           AND NOT COALESCE(l.transition = 'terminate' AND l.transition_started_at > ${liveSince}::timestamptz, false)
           AND (${owner ?? null}::uuid IS NULL OR l.created_by = ${owner ?? null}::uuid)),
-      note AS (${note ?? Prisma.sql`SELECT 1 FROM cur`}),
+      key AS (${key ?? Prisma.sql`SELECT 1 WHERE false`}),
+      note AS (${note ?? (key ? Prisma.sql`SELECT 1 FROM key WHERE EXISTS (SELECT 1 FROM cur)` : Prisma.sql`SELECT 1 FROM cur`)}),
       ${ledgerInsertCtes(row, entry, Prisma.sql`EXISTS (SELECT 1 FROM note)`, {
         currency: Prisma.sql`SELECT currency FROM cur`,
         customerId: Prisma.sql`SELECT customer_id FROM cur`,
@@ -441,18 +477,22 @@ export class CardsRepository {
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
       SELECT l.status AS "cardStatus", l.provider_id AS "cardProviderId", l.transition AS "cardTransition",
              l.transition_started_at AS "cardTransitionStartedAt", l.created_by AS "cardCreatedBy",
-             EXISTS (SELECT 1 FROM cur) AS writable, ins.*
-      FROM locked l LEFT JOIN ins ON true`,
+             l.id IS NOT NULL AS "cardFound", EXISTS (SELECT 1 FROM cur) AS writable,
+             EXISTS (SELECT 1 FROM key) AS "keyHeld", ins.*
+      FROM (SELECT 1) AS one LEFT JOIN locked l ON true LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
     );
-    if (!result) return null;
+    if (key && !result.keyHeld) return 'taken';
+    if (!result.cardFound) return null;
     const {
       cardStatus,
       cardProviderId,
       cardTransition,
       cardTransitionStartedAt,
       cardCreatedBy,
+      cardFound: _cardFound,
       writable,
+      keyHeld: _keyHeld,
       ...inserted
     } = result;
     return {

@@ -48,7 +48,7 @@ export class SwapsController {
   @Post('swaps')
   @Audited('swap.create', 'swap')
   @RequireScopes('swaps:write')
-  @Idempotent()
+  @Idempotent({ claimInWork: true })
   @ApiOperation({
     summary:
       'Execute a quote (provider finalize-swap): a ledger row of kind swap, status success; a quote is executed at most once',

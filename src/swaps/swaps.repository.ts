@@ -87,14 +87,17 @@ export class SwapsRepository {
    * Claims quote `quoteId` of `clientId` for execution and writes the swap's write-ahead ledger
    * row `row` (its id linked from the quote) in ONE statement through node-postgres (it commits
    * alone): locks the quote (FOR UPDATE) if it is the client's, `open` and not expired at `now`;
-   * runs `note` (the Idempotency-Key's note of the swap, `idempotentResourceNote(…, QUOTE_CLAIMABLE)`);
-   * then, only if the note found the claim still ours (or there is none), moves the quote to
+   * runs `key` (a deferred Idempotency-Key claim: the key's record inserted, noting the swap as its
+   * resource where the quote was claimable, `idempotentClaimSql(…, QUOTE_CLAIMABLE)`) or `note` (for
+   * a claim already held: the key's note of the swap, `idempotentResourceNote(…, QUOTE_CLAIMABLE)`);
+   * then, only if the key is the request's (and, with `note`, the note found it so), moves the quote to
    * `executing` and inserts the row with its first history entry (`entry`) and `audit` (the
    * request's audit event, `auditedChangeSql(…, INSERTED)`). All of it or nothing: of any number of
    * concurrent requests for one quote, one gets the row. Returns the row (the Transaction type, as
    * Prisma reads it); `lost` when the quote could be claimed but the Idempotency-Key claim was lost to
-   * a retry (nothing written: 409, the provider must not be called); null when the quote cannot be
-   * claimed (absent, another client's, not `open`, expired: nothing written).
+   * a retry (nothing written: 409, the provider must not be called); `taken` when `key` found the
+   * Idempotency-Key taken (nothing written); null when the quote cannot be claimed (absent, another
+   * client's, not `open`, expired: nothing written but `key`'s record).
    */
   async claimAndRecord(
     quoteId: string,
@@ -104,15 +107,17 @@ export class SwapsRepository {
     entry: StatusChangeEntry,
     note: Prisma.Sql | null,
     audit: Prisma.Sql | null,
-  ): Promise<Transaction | 'lost' | null> {
-    const [result] = await this.prisma.sql<Transaction & { claimable: boolean }>(
+    key: Prisma.Sql | null = null,
+  ): Promise<Transaction | 'lost' | 'taken' | null> {
+    const [result] = await this.prisma.sql<Transaction & { claimable: boolean; keyHeld: boolean }>(
       Prisma.sql`
       WITH cur AS (
         SELECT q.id FROM swap_quotes q
         WHERE q.id = ${quoteId}::uuid AND q.client_id = ${clientId}::uuid AND q.status = 'open'
           AND q.expires_at > ${now}::timestamptz
         FOR UPDATE),
-      note AS (${note ?? Prisma.sql`SELECT 1 FROM cur`}),
+      key AS (${key ?? Prisma.sql`SELECT 1 WHERE false`}),
+      note AS (${note ?? (key ? Prisma.sql`SELECT 1 FROM key` : Prisma.sql`SELECT 1 FROM cur`)}),
       claimed AS (
         UPDATE swap_quotes q SET status = 'executing', transaction_id = ${row.id}::uuid
         FROM cur
@@ -120,11 +125,13 @@ export class SwapsRepository {
         RETURNING q.id),
       ${ledgerInsertCtes(row, entry, Prisma.sql`EXISTS (SELECT 1 FROM claimed)`)},
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
-      SELECT ins.*, EXISTS (SELECT 1 FROM cur) AS claimable FROM (SELECT 1) AS one LEFT JOIN ins ON true`,
+      SELECT ins.*, EXISTS (SELECT 1 FROM cur) AS claimable, EXISTS (SELECT 1 FROM key) AS "keyHeld"
+      FROM (SELECT 1) AS one LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
     );
+    if (key && !result?.keyHeld) return 'taken';
     if (!result?.id) return result?.claimable ? 'lost' : null;
-    const { claimable: _claimable, ...inserted } = result;
+    const { claimable: _claimable, keyHeld: _keyHeld, ...inserted } = result;
     return inserted;
   }
 

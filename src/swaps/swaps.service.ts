@@ -8,7 +8,13 @@ import {
   ProviderError,
   ValidationError,
 } from '../common/errors';
-import { idempotentResourceNote, lostClaim } from '../common/idempotency/idempotency-context';
+import {
+  holdIdempotencyClaim,
+  idempotentClaimSettled,
+  idempotentClaimSql,
+  idempotentResourceNote,
+  lostClaim,
+} from '../common/idempotency/idempotency-context';
 import { minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Prisma, SwapQuote, TransactionStatus } from '../generated/prisma/client';
@@ -168,14 +174,23 @@ export class SwapsService implements OnModuleInit {
    * source amount → ledger `needs_review`, quote stays `executing` (never executed again).
    */
   async execute(clientId: string, input: CreateSwapDto): Promise<SwapDto> {
-    const quote = await this.requireQuote(clientId, input.quoteId);
+    // A refusal before the write claims the Idempotency-Key alone first (deferred to the write
+    // otherwise): a retry of an executed swap then finds the key taken and replays the answer.
+    const quote = await this.requireQuote(clientId, input.quoteId).catch(async (error: unknown) => {
+      await holdIdempotencyClaim();
+      throw error;
+    });
     const now = new Date();
     const refusal = quoteExecutionRefusal(quote, now);
-    if (refusal) throw refusal;
+    if (refusal) {
+      await holdIdempotencyClaim();
+      throw refusal;
+    }
 
-    // The quote claimed, the swap's write-ahead row, the Idempotency-Key's note and the audit event:
-    // one statement, all or nothing. Of two concurrent requests only one gets the row and calls the
-    // provider; one whose Idempotency-Key claim was lost to a retry writes nothing (409).
+    // The quote claimed, the swap's write-ahead row, the Idempotency-Key's claim (POST /v1/swaps
+    // defers it to here) or note, and the audit event: one statement, all or nothing. Of two
+    // concurrent requests only one gets the row and calls the provider; one whose Idempotency-Key
+    // claim was lost to a retry writes nothing (409).
     const transactionId = randomUUID();
     const { row: data, entry } = this.ledger.prepareRecord({
       id: transactionId,
@@ -190,16 +205,19 @@ export class SwapsService implements OnModuleInit {
       reference: newReference('swap'),
       description: `Swap ${quote.sourceCurrency} to ${quote.targetCurrency} (quote ${quote.id})`,
     });
+    const key = idempotentClaimSql('swap', transactionId, QUOTE_CLAIMABLE);
     const recorded = await this.repository.claimAndRecord(
       quote.id,
       clientId,
       now,
       data,
       entry,
-      idempotentResourceNote('swap', transactionId, QUOTE_CLAIMABLE),
+      key ? null : idempotentResourceNote('swap', transactionId, QUOTE_CLAIMABLE),
       auditedChangeSql(transactionId, INSERTED),
+      key,
     );
-    if (recorded === 'lost') throw lostClaim();
+    if (key) idempotentClaimSettled(recorded !== 'taken');
+    if (recorded === 'lost' || recorded === 'taken') throw lostClaim();
     if (!recorded) {
       // Another request claimed it between our read and our update (or it lapsed meanwhile).
       const current = await this.requireQuote(clientId, quote.id);
