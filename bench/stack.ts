@@ -230,7 +230,11 @@ export function runBench(main: () => Promise<void>): void {
   main().then(
     () => process.exit(0),
     (error) => {
-      process.stderr.write(`bench failed: ${(error as Error).stack ?? error}\n`);
+      // fetch's "fetch failed" says why only in its cause (ECONNREFUSED, a socket closed…).
+      const cause = (error as Error).cause;
+      process.stderr.write(
+        `bench failed: ${(error as Error).stack ?? error}${cause ? `\ncause: ${String(cause)}` : ''}\n`,
+      );
       process.exit(1);
     },
   );
