@@ -231,10 +231,9 @@ export function runBench(main: () => Promise<void>): void {
     () => process.exit(0),
     (error) => {
       // fetch's "fetch failed" says why only in its cause (ECONNREFUSED, a socket closed…).
-      const cause = (error as Error).cause;
-      process.stderr.write(
-        `bench failed: ${(error as Error).stack ?? error}${cause ? `\ncause: ${String(cause)}` : ''}\n`,
-      );
+      const { cause } = error as Error;
+      const why = cause instanceof Error ? `\ncause: ${cause.name}: ${cause.message}` : '';
+      process.stderr.write(`bench failed: ${(error as Error).stack ?? error}${why}\n`);
       process.exit(1);
     },
   );
