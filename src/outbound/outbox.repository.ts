@@ -43,9 +43,12 @@ export class OutboxRepository {
    * INSERT … SELECT on `db` (the caller's transaction). Returns how many were written.
    */
   async insertForEvent(eventType: string, payload: Prisma.InputJsonValue, db: Db = this.prisma): Promise<number> {
+    // Due from now by the application's clock, the one claimDue compares with: the column's default,
+    // the database's now() rounded to the millisecond, can be up to 0.5 ms ahead of it, so a pass
+    // started in the same millisecond did not see the message due (a flaky e2e test on Node 24).
     return db.$executeRaw`
-      INSERT INTO outbox_messages (id, subscription_id, event_type, payload)
-      SELECT gen_random_uuid(), s.id, ${eventType}, ${JSON.stringify(payload)}::jsonb
+      INSERT INTO outbox_messages (id, subscription_id, event_type, payload, next_attempt_at)
+      SELECT gen_random_uuid(), s.id, ${eventType}, ${JSON.stringify(payload)}::jsonb, ${new Date()}::timestamptz
       FROM webhook_subscriptions s
       WHERE ${subscribedTo(eventType)}`;
   }

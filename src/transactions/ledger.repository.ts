@@ -462,8 +462,9 @@ export class LedgerRepository {
                ${entry.payload === undefined ? null : JSON.stringify(entry.payload)}::jsonb, ${entry.actorId}::uuid
         FROM upd),
       outbox AS (
-        INSERT INTO outbox_messages (id, subscription_id, event_type, payload)
-        SELECT gen_random_uuid(), s.id, ${event?.type ?? null}::text, ${event ? JSON.stringify(event) : null}::jsonb
+        INSERT INTO outbox_messages (id, subscription_id, event_type, payload, next_attempt_at)
+        SELECT gen_random_uuid(), s.id, ${event?.type ?? null}::text, ${event ? JSON.stringify(event) : null}::jsonb,
+               ${now}::timestamptz
         FROM webhook_subscriptions s, upd
         WHERE ${event ? subscribedTo(event.type) : Prisma.sql`false`}),
       also AS (${move.also ?? Prisma.sql`SELECT 1 WHERE false`})${effects}
@@ -682,8 +683,8 @@ export class LedgerRepository {
                i.payload, ${actorId}::uuid
         FROM upd JOIN input i ON i.id = upd.id),
       outbox AS (
-        INSERT INTO outbox_messages (id, subscription_id, event_type, payload)
-        SELECT gen_random_uuid(), s.id, i.event_type, i.event
+        INSERT INTO outbox_messages (id, subscription_id, event_type, payload, next_attempt_at)
+        SELECT gen_random_uuid(), s.id, i.event_type, i.event, ${now}::timestamptz
         FROM upd JOIN input i ON i.id = upd.id, webhook_subscriptions s
         WHERE i.event_type IS NOT NULL AND ${subscribedTo(Prisma.sql`i.event_type`)})
       SELECT id FROM upd`);
