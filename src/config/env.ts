@@ -388,7 +388,7 @@ export class Env {
 
   /**
    * Provider circuit breaker: consecutive failed provider calls (no answer, 5xx, malformed answer;
-   * never a refusal) after which it opens and calls fail fast with 503 provider_unavailable (default 5).
+   * never a refusal) after which it opens and calls fail fast with 503 provider_retry_later (default 5).
    */
   @NumberOr(5)
   @IsInt()

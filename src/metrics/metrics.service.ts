@@ -36,7 +36,7 @@ export interface PoolReading {
  *   those requests were served (fail open).
  * - `provider_breaker_state`: the provider circuit breaker, 0 closed, 1 half-open, 2 open;
  *   `provider_breaker_opens_total`; `provider_fast_failures_total{reason}`: provider calls refused
- *   before being sent (breaker_open, bulkhead_full), answered 503 provider_unavailable;
+ *   before being sent (breaker_open, bulkhead_full), answered 503 provider_retry_later;
  *   `provider_bulkhead_calls{state}`: provider calls running (`in_flight`, at most
  *   PROVIDER_BULKHEAD_LIMIT) and waiting for a slot (`queued`, at most PROVIDER_BULKHEAD_QUEUE).
  * - `webhook_inbox_backlog`, `webhook_inbox_oldest_pending_seconds`, `outbox_backlog`,
