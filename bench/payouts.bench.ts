@@ -26,7 +26,7 @@
 import 'dotenv/config';
 import { randomUUID } from 'node:crypto';
 import { budgetTable, cpuBudget, type CpuSnapshot, cpuSnapshot } from './cpu-budget';
-import { flatOut, type FlatOutResult, runTable, type SequenceStep, stepTable, withCpu } from './load';
+import { flatOut, type FlatOutResult, runTable, type SequenceStep, stepTable } from './load';
 import { monotonicMicros, whereTheTimeGoes } from './profile';
 import { api } from './seed';
 import { BENCH_PROVIDER_KEY, runBench, startStack } from './stack';
@@ -163,7 +163,13 @@ async function main(): Promise<void> {
       ).rows[0];
     const window = { fromUs: 0, toUs: 0 };
     let dbBefore: Awaited<ReturnType<typeof dbCounters>> | undefined;
-    const run = async (name: string, o: string, steps: () => SequenceStep[], pid: number): Promise<Measured> => {
+    // The measured process (`measured`) is read from the same snapshots as the machine's budget.
+    const run = async (
+      name: string,
+      o: string,
+      steps: () => SequenceStep[],
+      measured: 'simulator' | 'gateway',
+    ): Promise<Measured> => {
       const funded = await fetch(`${simOrigin}/__admin/wallets/USD/fund`, {
         method: 'POST',
         headers: json,
@@ -175,16 +181,15 @@ async function main(): Promise<void> {
       dbBefore = await dbCounters();
       window.fromUs = monotonicMicros();
       const before = cpuSnapshot(stack.pids);
-      const result = await withCpu(pid, () =>
-        flatOut({ name, origin: o, requests: steps(), seconds: SECONDS, connections: CLIENTS }),
-      );
+      const result = await flatOut({ name, origin: o, requests: steps(), seconds: SECONDS, connections: CLIENTS });
       const after = cpuSnapshot(stack.pids);
       window.toUs = monotonicMicros();
-      return { ...result, cpu: { before, after } };
+      const cpuPerRequestUs = result.requests ? (after[measured] - before[measured]) / result.requests : 0;
+      return { ...result, cpuPerRequestUs, cpu: { before, after } };
     };
     process.stdout.write(`payouts: ${CLIENTS} clients, ${SECONDS} s each: the simulator directly, then the gateway…\n`);
-    const base = await run('simulator initialize + finalize', simOrigin, simulatorSteps, stack.pids.simulator);
-    const gateway = await run('gateway create + confirm', origin, gatewaySteps, stack.pids.gateway);
+    const base = await run('simulator initialize + finalize', simOrigin, simulatorSteps, 'simulator');
+    const gateway = await run('gateway create + confirm', origin, gatewaySteps, 'gateway');
     // Requests cut off by the end of the run still finish in the gateway: let them land before comparing
     // (rows written ahead, or claimed for confirmation, still waiting for the provider's answer), and
     // PostgreSQL flush its statistics (at most once a second).

@@ -3,12 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { auditedChangeRecorded, auditedChangeSql } from '../audit/audit-chain';
 import { creatorId, ownedOrNotFound, ownerRestriction } from '../audit/ownership';
 import { ConflictError, ValidationError } from '../common/errors';
-import {
-  idempotentClaimSettled,
-  idempotentClaimSql,
-  idempotentResourceNote,
-  lostClaim,
-} from '../common/idempotency/idempotency-context';
+import { idempotentWriteSql, lostClaim } from '../common/idempotency/idempotency-context';
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import type { Card, Prisma } from '../generated/prisma/client';
@@ -107,7 +102,7 @@ export class CardTransactionsService {
       reference: newReference(topUp ? 'card-topup' : 'card-withdrawal'),
       description: topUp ? 'Card top-up' : 'Card withdrawal',
     });
-    const key = idempotentClaimSql(kind, id, CARD_WRITABLE);
+    const key = idempotentWriteSql(kind, id, CARD_WRITABLE);
     const written = await this.cards.recordMoneyMove(
       cardId,
       {
@@ -118,11 +113,11 @@ export class CardTransactionsService {
       },
       data,
       entry,
-      key ? null : idempotentResourceNote(kind, id, CARD_WRITABLE),
+      key.note,
       auditedChangeSql(cardId, INSERTED, { transactionId: id }),
-      key,
+      key.claim,
     );
-    if (key) idempotentClaimSettled(written !== 'taken');
+    key.settled(written !== 'taken');
     if (written === 'taken') throw lostClaim();
     const card = ownedOrNotFound(written?.card, 'Card', cardId);
     if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {

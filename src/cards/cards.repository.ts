@@ -4,6 +4,7 @@ import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId, ownerFilter } from '../audit/ownership';
 import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { NotFoundError } from '../common/errors';
+import { idempotencyKeyCtes, KEY_HELD } from '../common/idempotency/idempotency-context';
 import { afterCursor } from '../common/pagination';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
@@ -467,9 +468,8 @@ export class CardsRepository {
         WHERE l.status::text = ANY(${statuses}::text[]) AND l.provider_id IS NOT NULL
           AND NOT COALESCE(l.transition = 'terminate' AND l.transition_started_at > ${liveSince}::timestamptz, false)
           AND (${owner ?? null}::uuid IS NULL OR l.created_by = ${owner ?? null}::uuid)),
-      key AS (${key ?? Prisma.sql`SELECT 1 WHERE false`}),
-      note AS (${note ?? (key ? Prisma.sql`SELECT 1 FROM key WHERE EXISTS (SELECT 1 FROM cur)` : Prisma.sql`SELECT 1 FROM cur`)}),
-      ${ledgerInsertCtes(row, entry, Prisma.sql`EXISTS (SELECT 1 FROM note)`, {
+      ${idempotencyKeyCtes({ claim: key, note })},
+      ${ledgerInsertCtes(row, entry, Prisma.sql`${CARD_WRITABLE} AND EXISTS (SELECT 1 FROM note)`, {
         currency: Prisma.sql`SELECT currency FROM cur`,
         customerId: Prisma.sql`SELECT customer_id FROM cur`,
         createdBy: Prisma.sql`SELECT COALESCE(created_by, ${creator}::uuid) FROM cur`,
@@ -478,7 +478,7 @@ export class CardsRepository {
       SELECT l.status AS "cardStatus", l.provider_id AS "cardProviderId", l.transition AS "cardTransition",
              l.transition_started_at AS "cardTransitionStartedAt", l.created_by AS "cardCreatedBy",
              l.id IS NOT NULL AS "cardFound", EXISTS (SELECT 1 FROM cur) AS writable,
-             EXISTS (SELECT 1 FROM key) AS "keyHeld", ins.*
+             ${KEY_HELD}, ins.*
       FROM (SELECT 1) AS one LEFT JOIN locked l ON true LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
     );

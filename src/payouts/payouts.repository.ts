@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { noteIdempotentResource } from '../common/idempotency/idempotency-context';
+import { idempotencyKeyCtes, KEY_HELD, noteIdempotentResource } from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
 import { namedStatement, READ_POOL_TYPES } from '../database/sql';
@@ -112,15 +112,14 @@ export class PayoutsRepository {
         WHERE t.id = ${id}::uuid AND t.kind = 'payout' AND t.status = 'initiated' AND t.confirm_requested_at IS NULL
           AND (${owner ?? null}::uuid IS NULL OR t.created_by = ${owner ?? null}::uuid)
         FOR UPDATE),
-      key AS (${key ?? Prisma.sql`SELECT 1 WHERE false`}),
-      note AS (${note ?? (key ? Prisma.sql`SELECT 1 FROM key` : Prisma.sql`SELECT 1 FROM cur`)}),
+      ${idempotencyKeyCtes({ claim: key, note })},
       won AS (
         UPDATE transactions t SET confirm_requested_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
         FROM cur
         WHERE t.id = cur.id AND EXISTS (SELECT 1 FROM note)
         RETURNING ${PAYOUT_COLUMNS}),
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
-      SELECT won.*, EXISTS (SELECT 1 FROM cur) AS claimable, EXISTS (SELECT 1 FROM key) AS "keyHeld"
+      SELECT won.*, EXISTS (SELECT 1 FROM cur) AS claimable, ${KEY_HELD}
       FROM (SELECT 1) AS one LEFT JOIN won ON true`,
       READ_POOL_TYPES,
       'payout_claim_confirm',

@@ -12,13 +12,7 @@ import {
   providerDidNotAct,
   ValidationError,
 } from '../common/errors';
-import {
-  holdIdempotencyClaim,
-  idempotentClaimSettled,
-  idempotentClaimSql,
-  idempotentResourceNote,
-  lostClaim,
-} from '../common/idempotency/idempotency-context';
+import { holdIdempotencyClaim, idempotentWriteSql, lostClaim } from '../common/idempotency/idempotency-context';
 import { currencyExponent } from '../common/money';
 import { newReference } from '../common/reference';
 import { type Env, parseApprovalThresholds, parseDuration } from '../config/env';
@@ -281,15 +275,15 @@ export class PayoutsService {
     // not at all. A payout the client may not see is not claimed (404, as if absent), nor is one
     // whose Idempotency-Key claim was lost to a retry (409: nothing written, the provider not called).
     // POST /v1/payouts/{id}/confirm defers its Idempotency-Key claim to this statement too.
-    const key = idempotentClaimSql('payout', id, CONFIRM_CLAIMABLE);
+    const key = idempotentWriteSql('payout', id, CONFIRM_CLAIMABLE);
     const row = await this.repository.claimConfirm(
       id,
-      key ? null : idempotentResourceNote('payout', id, CONFIRM_CLAIMABLE),
+      key.note,
       auditedChangeSql(id, CONFIRM_WON),
       ownerRestriction(),
-      key,
+      key.claim,
     );
-    if (key) idempotentClaimSettled(row !== 'taken');
+    key.settled(row !== 'taken');
     if (row === 'lost' || row === 'taken') throw lostClaim();
     // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
     if (row) auditedChangeRecorded();

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { idempotencyKeyCtes, KEY_HELD } from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
 import { namedStatement, READ_POOL_TYPES } from '../database/sql';
@@ -116,8 +117,7 @@ export class SwapsRepository {
         WHERE q.id = ${quoteId}::uuid AND q.client_id = ${clientId}::uuid AND q.status = 'open'
           AND q.expires_at > ${now}::timestamptz
         FOR UPDATE),
-      key AS (${key ?? Prisma.sql`SELECT 1 WHERE false`}),
-      note AS (${note ?? (key ? Prisma.sql`SELECT 1 FROM key` : Prisma.sql`SELECT 1 FROM cur`)}),
+      ${idempotencyKeyCtes({ claim: key, note })},
       claimed AS (
         UPDATE swap_quotes q SET status = 'executing', transaction_id = ${row.id}::uuid
         FROM cur
@@ -125,7 +125,7 @@ export class SwapsRepository {
         RETURNING q.id),
       ${ledgerInsertCtes(row, entry, Prisma.sql`EXISTS (SELECT 1 FROM claimed)`)},
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
-      SELECT ins.*, EXISTS (SELECT 1 FROM cur) AS claimable, EXISTS (SELECT 1 FROM key) AS "keyHeld"
+      SELECT ins.*, EXISTS (SELECT 1 FROM cur) AS claimable, ${KEY_HELD}
       FROM (SELECT 1) AS one LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
     );

@@ -8,13 +8,7 @@ import {
   ProviderError,
   ValidationError,
 } from '../common/errors';
-import {
-  holdIdempotencyClaim,
-  idempotentClaimSettled,
-  idempotentClaimSql,
-  idempotentResourceNote,
-  lostClaim,
-} from '../common/idempotency/idempotency-context';
+import { holdIdempotencyClaim, idempotentWriteSql, lostClaim } from '../common/idempotency/idempotency-context';
 import { minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Prisma, SwapQuote, TransactionStatus } from '../generated/prisma/client';
@@ -205,18 +199,18 @@ export class SwapsService implements OnModuleInit {
       reference: newReference('swap'),
       description: `Swap ${quote.sourceCurrency} to ${quote.targetCurrency} (quote ${quote.id})`,
     });
-    const key = idempotentClaimSql('swap', transactionId, QUOTE_CLAIMABLE);
+    const key = idempotentWriteSql('swap', transactionId, QUOTE_CLAIMABLE);
     const recorded = await this.repository.claimAndRecord(
       quote.id,
       clientId,
       now,
       data,
       entry,
-      key ? null : idempotentResourceNote('swap', transactionId, QUOTE_CLAIMABLE),
+      key.note,
       auditedChangeSql(transactionId, INSERTED),
-      key,
+      key.claim,
     );
-    if (key) idempotentClaimSettled(recorded !== 'taken');
+    key.settled(recorded !== 'taken');
     if (recorded === 'lost' || recorded === 'taken') throw lostClaim();
     if (!recorded) {
       // Another request claimed it between our read and our update (or it lapsed meanwhile).

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { idempotencyKeyCtes, KEY_HELD, type ResourceKeySql } from '../common/idempotency/idempotency-context';
 import { decodeCursor } from '../common/pagination';
 import { isUniqueViolation, PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
@@ -318,19 +319,17 @@ export class LedgerRepository {
   async insertGuarded<F extends object>(
     data: WriteAheadRow,
     entry: StatusChangeEntry,
-    idempotency: { claim: Prisma.Sql | null; note: Prisma.Sql | null },
+    idempotency: ResourceKeySql,
     audit: Prisma.Sql | null,
     guard: InsertGuard<F>,
   ): Promise<{ row: Transaction | null; keyHeld: boolean; guardHeld: boolean; found: F }> {
-    const { claim, note } = idempotency;
     const [result] = await this.prisma.sql<Record<string, unknown>>(
       Prisma.sql`
       WITH ${guard.with},
-      key AS (${claim ?? Prisma.sql`SELECT 1 WHERE false`}),
-      note AS (${note ?? (claim ? Prisma.sql`SELECT 1 FROM key` : Prisma.sql`SELECT 1`)}),
+      ${idempotencyKeyCtes(idempotency)},
       ${ledgerInsertCtes(data, entry, Prisma.sql`(${guard.onlyIf}) AND EXISTS (SELECT 1 FROM note)`, guard.columns)},
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
-      SELECT ins.*, EXISTS (SELECT 1 FROM key) AS "keyHeld", (${guard.onlyIf}) AS "guardHeld", g.*
+      SELECT ins.*, ${KEY_HELD}, (${guard.onlyIf}) AS "guardHeld", g.*
       FROM ${guard.from} AS g LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
       'ledger_insert_guarded',

@@ -9,8 +9,7 @@ import {
   answeredWith,
   currentIdempotencyClaim,
   idempotentAnswer,
-  idempotentClaimSettled,
-  idempotentClaimSql,
+  idempotentWriteSql,
   idempotentResourceNote,
   lostClaim,
 } from '../common/idempotency/idempotency-context';
@@ -257,15 +256,15 @@ export class LedgerService {
     const full = withRecordDefaults(data);
     const id = full.id;
     if (ledgerEventType(full.kind, full.status)) throw new Error(`recordGuarded: ${full.status} announces an event`);
-    const claim = idempotentClaimSql(full.kind, id, guard.onlyIf);
+    const key = idempotentWriteSql(full.kind, id, guard.onlyIf);
     const written = await this.repository.insertGuarded(
       full,
       { source: 'api', actorId: apiActor('api') },
-      { claim, note: claim ? null : idempotentResourceNote(full.kind, id, guard.onlyIf) },
+      key,
       auditedChangeSql(id, INSERTED),
       guard,
     );
-    if (claim) idempotentClaimSettled(written.keyHeld);
+    key.settled(written.keyHeld);
     if (written.row) {
       auditedChangeRecorded();
       return { row: written.row, found: written.found };

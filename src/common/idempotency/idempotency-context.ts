@@ -81,6 +81,48 @@ export function idempotentClaimSql(type: string, id: string, onlyIf: Prisma.Sql)
 }
 
 /**
+ * The Idempotency-Key's part of a statement that writes a resource ahead of a provider call: the
+ * deferred claim's record insert (`claim`, idempotentClaimSql), or, for a claim held already, its
+ * note of the resource (`note`, idempotentResourceNote); both null outside an idempotent request.
+ */
+export interface ResourceKeySql {
+  claim: Prisma.Sql | null;
+  note: Prisma.Sql | null;
+}
+
+/** The column a statement built on `idempotencyKeyCtes` selects: whether `key` inserted the claim. */
+export const KEY_HELD = IdempotencyRepository.KEY_HELD;
+
+/**
+ * The CTEs `key` and `note` of a statement that writes a resource under an Idempotency-Key (a
+ * payout's confirm claim, a swap, a card movement, a guarded ledger row): IdempotencyRepository.keyCtes.
+ */
+export function idempotencyKeyCtes(sql: ResourceKeySql): Prisma.Sql {
+  return IdempotencyRepository.keyCtes(sql);
+}
+
+/**
+ * The Idempotency-Key's SQL for the one statement that writes resource `type` `id` where `onlyIf`
+ * holds (idempotencyKeyCtes): the deferred claim's insert when the claim is deferred,
+ * else the held claim's note (both null outside an idempotent request). After the statement, call
+ * `settled` with its KEY_HELD: it makes a deferred claim the request's, or throws IdempotencyKeyTaken.
+ */
+export function idempotentWriteSql(
+  type: string,
+  id: string,
+  onlyIf: Prisma.Sql,
+): ResourceKeySql & { settled: (keyHeld: boolean) => void } {
+  const claim = idempotentClaimSql(type, id, onlyIf);
+  return {
+    claim,
+    note: claim ? null : idempotentResourceNote(type, id, onlyIf),
+    settled: (keyHeld) => {
+      if (claim) idempotentClaimSettled(keyHeld);
+    },
+  };
+}
+
+/**
  * After the statement that ran `idempotentClaimSql`: `held` (its row came back) makes the claim the
  * request's; otherwise the key is taken, and this throws IdempotencyKeyTaken (the statement wrote
  * nothing that depends on the claim). No-op when the claim was not deferred.

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../../database/prisma.service';
 import { type IdempotencyRecord, Prisma } from '../../generated/prisma/client';
-import type { IdempotencyClaim } from './idempotency-context';
+import type { IdempotencyClaim, ResourceKeySql } from './idempotency-context';
 
 /** Anything that can run raw SQL: the Prisma client or an interactive transaction of it. */
 export interface RawSql {
@@ -37,6 +37,22 @@ export class IdempotencyRepository {
    */
   static async noteResource(db: RawSql, claim: IdempotencyClaim, type: string, id: string): Promise<boolean> {
     return (await db.$executeRaw(IdempotencyRepository.noteResourceSql(claim, type, id))) > 0;
+  }
+
+  /** The column a statement built on `keyCtes` selects: whether its `key` CTE inserted the claim. */
+  static readonly KEY_HELD = Prisma.sql`EXISTS (SELECT 1 FROM key) AS "keyHeld"`;
+
+  /**
+   * The CTEs `key` and `note` of a statement that writes a resource under an Idempotency-Key (a
+   * payout's confirm claim, a swap, a card movement, a guarded ledger row): `key` runs the deferred
+   * claim's insert (`claim`, or nothing); `note` has one row when the key is the request's: the claim
+   * just inserted, the held claim's note (`note`) found it still ours, or there is no idempotent
+   * request. The statement writes only where `EXISTS (SELECT 1 FROM note)` (and its own condition)
+   * holds, and selects KEY_HELD so that its caller can tell a deferred claim that found the key taken.
+   */
+  static keyCtes({ claim, note }: ResourceKeySql): Prisma.Sql {
+    return Prisma.sql`key AS (${claim ?? Prisma.sql`SELECT 1 WHERE false`}),
+      note AS (${note ?? (claim ? Prisma.sql`SELECT 1 FROM key` : Prisma.sql`SELECT 1`)})`;
   }
 
   /**
