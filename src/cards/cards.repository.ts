@@ -401,7 +401,8 @@ export class CardsRepository {
 
   /**
    * Writes a top-up's or withdrawal's write-ahead ledger row `row` for card `cardId` in ONE
-   * statement through node-postgres (it commits alone), under a share lock on the card (FOR SHARE,
+   * statement through node-postgres (it commits alone; prepared once per connection), under a share
+   * lock on the card (FOR SHARE,
    * as lockForMoneyMove: a terminate claimed before it refuses it, one claimed after waits until the
    * row exists): the row is written only if the card is in one of `statuses`, has a provider id,
    * has no `terminate` claim started after `liveSince` (a live one: `liveTransition`) and, when
@@ -481,6 +482,7 @@ export class CardsRepository {
              ${KEY_HELD}, ins.*
       FROM (SELECT 1) AS one LEFT JOIN locked l ON true LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
+      'card_money_move',
     );
     if (key && !result.keyHeld) return 'taken';
     if (!result.cardFound) return null;

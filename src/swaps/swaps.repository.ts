@@ -49,7 +49,8 @@ export class SwapsRepository {
 
   /**
    * Stores a quote (`data.id` set by the caller; amounts in minor units) with `audit` (the request's audit event,
-   * `auditedChangeSql(data.id)`, or null) in ONE statement through node-postgres: both or neither.
+   * `auditedChangeSql(data.id)`, or null) in ONE statement through node-postgres (prepared once per
+   * connection, PrismaService.sql): both or neither.
    * `createdAt` is now unless given. Returns the stored quote (the SwapQuote type, as Prisma reads it).
    */
   async createQuote(
@@ -75,6 +76,7 @@ export class SwapsRepository {
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
       SELECT * FROM ins`,
       READ_POOL_TYPES,
+      'swap_quote_insert',
     );
     return row;
   }
@@ -87,7 +89,8 @@ export class SwapsRepository {
   /**
    * Claims quote `quoteId` of `clientId` for execution and writes the swap's write-ahead ledger
    * row `row` (its id linked from the quote) in ONE statement through node-postgres (it commits
-   * alone): locks the quote (FOR UPDATE) if it is the client's, `open` and not expired at `now`;
+   * alone; prepared once per connection): locks the quote (FOR UPDATE) if it is the client's, `open`
+   * and not expired at `now`;
    * runs `key` (a deferred Idempotency-Key claim: the key's record inserted, noting the swap as its
    * resource where the quote was claimable, `idempotentClaimSql(…, QUOTE_CLAIMABLE)`) or `note` (for
    * a claim already held: the key's note of the swap, `idempotentResourceNote(…, QUOTE_CLAIMABLE)`);
@@ -128,6 +131,7 @@ export class SwapsRepository {
       SELECT ins.*, EXISTS (SELECT 1 FROM cur) AS claimable, ${KEY_HELD}
       FROM (SELECT 1) AS one LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
+      'swap_claim_record',
     );
     if (key && !result?.keyHeld) return 'taken';
     if (!result?.id) return result?.claimable ? 'lost' : null;

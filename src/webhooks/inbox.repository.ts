@@ -59,7 +59,8 @@ export class InboxRepository {
 
   /**
    * Claim "store each event once": one `INSERT … SELECT FROM json_to_recordset($1) ON CONFLICT
-   * (dedupe_key) DO NOTHING` with the given row ids, whatever the number of rows. The rows travel as
+   * (dedupe_key) DO NOTHING` with the given row ids, whatever the number of rows (one text, prepared
+   * once per connection). The rows travel as
    * ONE JSON text parameter (each `payloadJson` and `headersJson` embedded as it is, not parsed
    * again): per-row parameters cost the client far more (each value converted on its own).
    * Returns the rows inserted, built from the values given and the `received_at` the database set
@@ -76,13 +77,17 @@ export class InboxRepository {
           `"signature_header":${JSON.stringify(v.signatureHeader)},"headers":${v.headersJson}}`,
       )
       .join(',')}]`;
-    const inserted = await this.prisma.sql<{ id: string; receivedAt: Date }>(Prisma.sql`
+    const inserted = await this.prisma.sql<{ id: string; receivedAt: Date }>(
+      Prisma.sql`
       INSERT INTO webhook_events (id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, headers)
       SELECT id, dedupe_key, event, provider_id, reference, raw_body, payload, signature_header, headers
       FROM json_to_recordset(${document}::json) AS r(id uuid, dedupe_key text, event text, provider_id text,
         reference text, raw_body text, payload jsonb, signature_header text, headers jsonb)
       ON CONFLICT (dedupe_key) DO NOTHING
-      RETURNING id, received_at AS "receivedAt"`);
+      RETURNING id, received_at AS "receivedAt"`,
+      undefined,
+      'inbox_insert',
+    );
     const byId = new Map(rows.map((row) => [row.id, row.values]));
     return inserted.map(({ id, receivedAt }) => {
       const v = byId.get(id) as InboxInsert;
