@@ -8,6 +8,13 @@ describe('keyset cursors', () => {
     expect(decodeCursor(encodeCursor(position))).toEqual(position);
   });
 
+  it('encodes a position whose createdAt is isoTime text as the same position given as a Date', () => {
+    const id = randomUUID();
+    const asText = encodeCursor({ createdAt: '2026-11-23T10:00:00.123Z', id });
+    expect(asText).toBe(encodeCursor({ createdAt: new Date('2026-11-23T10:00:00.123Z'), id }));
+    expect(decodeCursor(asText)).toEqual({ createdAt: new Date('2026-11-23T10:00:00.123Z'), id });
+  });
+
   it.each([
     ['not base64 JSON', 'nope'],
     ['a bad date', Buffer.from(JSON.stringify(['yesterday', randomUUID()])).toString('base64url')],

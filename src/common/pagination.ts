@@ -35,11 +35,36 @@ export interface CreatedAtCursor {
   id: string;
 }
 
+/** What `encodeCursor` takes: the last row's `createdAt` as a Date or as `isoTime` text, and its id. */
+export interface IsoCreatedAtCursor {
+  createdAt: Date | string;
+  id: string;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Encodes a keyset position as an opaque base64url token. */
-export function encodeCursor(cursor: CreatedAtCursor): string {
-  return Buffer.from(JSON.stringify([cursor.createdAt.toISOString(), cursor.id])).toString('base64url');
+export function encodeCursor(cursor: IsoCreatedAtCursor): string {
+  return Buffer.from(JSON.stringify([isoTime(cursor.createdAt), cursor.id])).toString('base64url');
+}
+
+/**
+ * An instant as ISO 8601 text in UTC to the millisecond (`2026-11-25T10:42:27.123Z`, as
+ * `Date.prototype.toISOString` writes it): a Date converted, text already in that form (a row read
+ * with `ISO_TIME_SQL`) returned as it is.
+ */
+export function isoTime(value: Date | string): string {
+  return typeof value === 'string' ? value : value.toISOString();
+}
+
+/**
+ * SQL for column `column` (a timestamptz) as the text `isoTime` gives (`to_char` in UTC, its
+ * milliseconds truncated as a Date read of the column truncates them), aliased `alias`: for a hot
+ * list whose rows go straight to JSON, PostgreSQL writes the text instead of the gateway parsing
+ * each instant into a Date and writing it out again (for years 1000–9999).
+ */
+export function isoTimeSql(column: string, alias: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "${alias}"`;
 }
 
 /**
@@ -66,7 +91,7 @@ export function afterCursor(token: string | undefined): object {
 }
 
 /** Turns `limit + 1` fetched rows into a page. */
-export function toPage<R extends CreatedAtCursor, T>(rows: R[], limit: number, map: (row: R) => T): Page<T> {
+export function toPage<R extends IsoCreatedAtCursor, T>(rows: R[], limit: number, map: (row: R) => T): Page<T> {
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows[pageRows.length - 1];

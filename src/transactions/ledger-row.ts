@@ -5,6 +5,7 @@
  * which every API view (transaction, payout, swap, card movement, gateway event) is mapped once
  * (transaction.mapper.ts). No I/O here.
  */
+import { isoTimeSql } from '../common/pagination';
 import type { Transaction } from '../generated/prisma/client';
 
 /**
@@ -30,26 +31,21 @@ export const LEDGER_ROW_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount
  * The ledger row's fields a card movement shows (toCardMovementDto, CardTransactionDto): a
  * projection of the one row view, for the card's movement page, which reads only these columns
  * (the fee and exchange rate, exact decimals, cost a parse per row and are never shown there).
+ * Its instants are Dates in a ledger row, and `isoTime` text in the page's rows (CARD_MOVEMENT_COLUMNS):
+ * 21 rows × 3 instants parsed into Dates and written out again were a tenth of the page's CPU.
  */
 export type CardMovementRow = Pick<
   LedgerRow,
-  | 'id'
-  | 'kind'
-  | 'direction'
-  | 'status'
-  | 'amount'
-  | 'currency'
-  | 'cardId'
-  | 'providerId'
-  | 'reference'
-  | 'description'
-  | 'failureReason'
-  | 'createdAt'
-  | 'updatedAt'
-  | 'completedAt'
->;
+  'id' | 'kind' | 'direction' | 'status' | 'amount' | 'currency' | 'cardId' | 'providerId' | 'reference' | 'description'
+> &
+  Pick<LedgerRow, 'failureReason'> & {
+    createdAt: Date | string;
+    updatedAt: Date | string;
+    completedAt: Date | string | null;
+  };
 
-/** The columns of `CardMovementRow`, named as its fields, for a table aliased `t`. */
+/** The columns of `CardMovementRow`, named as its fields (instants as `isoTime` text), for a table aliased `t`. */
 export const CARD_MOVEMENT_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.currency, t.card_id AS "cardId",
   t.provider_id AS "providerId", t.reference, t.description, t.failure_reason AS "failureReason",
-  t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.completed_at AS "completedAt"`;
+  ${isoTimeSql('t.created_at', 'createdAt')}, ${isoTimeSql('t.updated_at', 'updatedAt')},
+  ${isoTimeSql('t.completed_at', 'completedAt')}`;

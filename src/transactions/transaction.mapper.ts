@@ -11,6 +11,7 @@
  */
 import type { CardTransactionDto } from '../cards/card.dto';
 import { minorToJson, minorToNumber, parseRate, tryFormatMajor } from '../common/money';
+import { isoTime } from '../common/pagination';
 import type { TransactionEventData } from '../outbound/gateway-events';
 import type { PayoutDto } from '../payouts/payout.dto';
 import type { SwapDto } from '../swaps/swap.dto';
@@ -156,9 +157,9 @@ export function toCardMovementDto(row: CardMovementRow): CardTransactionDto {
     reference: row.reference,
     providerId: row.providerId,
     failureReason: row.failureReason,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-    completedAt: row.completedAt?.toISOString() ?? null,
+    createdAt: isoTime(row.createdAt),
+    updatedAt: isoTime(row.updatedAt),
+    completedAt: row.completedAt === null ? null : isoTime(row.completedAt),
     cardId: row.cardId as string,
     kind: row.kind,
     direction: row.direction,

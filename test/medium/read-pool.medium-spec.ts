@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { BeneficiariesRepository } from '../../src/beneficiaries/beneficiaries.repository';
 import { CardsRepository } from '../../src/cards/cards.repository';
-import { encodeCursor } from '../../src/common/pagination';
+import { encodeCursor, isoTimeSql } from '../../src/common/pagination';
 import { runWithRequestContext } from '../../src/common/request-context';
 import { CustomersRepository } from '../../src/customers/customers.repository';
 import { ReadPool } from '../../src/database/read-pool';
+import { READ_POOL_TYPES } from '../../src/database/sql';
 import { Prisma, type Transaction } from '../../src/generated/prisma/client';
 import { PayoutsRepository } from '../../src/payouts/payouts.repository';
 import { LedgerRepository } from '../../src/transactions/ledger.repository';
@@ -87,6 +88,18 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
       () => customers.list({}, undefined, 10),
     );
     expect(asB).toStrictEqual(await prismaPage({ createdBy: clientB }, 11));
+  });
+
+  it('isoTimeSql writes an instant as Date.toISOString does, its microseconds truncated as a Date read truncates them', async () => {
+    const instants = ['2026-11-25 10:42:27.123999+00', '2026-01-02 03:04:05+05:30', '1999-12-31 23:59:59.9999-08'];
+    for (const instant of instants) {
+      const { rows } = await world.prisma.pool.query<{ text: string; date: Date }>({
+        text: `SELECT ${isoTimeSql('$1::timestamptz', 'text')}, $1::timestamptz AS date`,
+        values: [instant],
+        types: READ_POOL_TYPES,
+      });
+      expect(rows[0].text).toBe(rows[0].date.toISOString());
+    }
   });
 
   it('beneficiary, card and payout by id, and a card movements page, read as Prisma reads them', async () => {
@@ -198,7 +211,8 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
       if (rows.length <= 2) break;
       cursor = encodeCursor(rows[1]);
     }
-    // Each row: exactly the CardMovementRow projection of the row Prisma reads (same types), plus the card's owner.
+    // Each row: exactly the CardMovementRow projection of the row Prisma reads (its instants as the
+    // text Date.toISOString writes, which is what the API answers), plus the card's owner.
     expect(walked).toStrictEqual(
       expected.map((row) => ({
         cardCreatedBy: card.createdBy,
@@ -213,9 +227,9 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
         reference: row.reference,
         description: row.description,
         failureReason: row.failureReason,
-        createdAt: row.createdAt,
-        updatedAt: row.updatedAt,
-        completedAt: row.completedAt,
+        createdAt: row.createdAt.toISOString(),
+        updatedAt: row.updatedAt.toISOString(),
+        completedAt: row.completedAt?.toISOString() ?? null,
       })),
     );
     expect(walked).toHaveLength(5);
