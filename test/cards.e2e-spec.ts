@@ -387,12 +387,14 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
       const key = randomUUID();
       const absent = await topUp(500, key, missing);
       expect(absent.status).toBe(404);
-      // The 404 is kept as the key's answer (a replayed error carries no idempotent-replayed header).
+      expect(absent.headers['idempotent-replayed']).toBeUndefined();
+      // The 404 is kept as the key's answer, and replayed as one.
       expect(await h.db.query('SELECT state, response_status FROM idempotency_records WHERE key = $1', [key])).toEqual([
         { state: 'completed', response_status: 404 },
       ]);
       const again = await topUp(500, key, missing);
       expect(again.status).toBe(404);
+      expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual({ ...absent.body, requestId: again.body.requestId });
 
       // A card of its own: the tests below count this card's movements.

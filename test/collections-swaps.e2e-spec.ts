@@ -256,12 +256,14 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
       const unknown = '00000000-0000-4000-8000-000000000000';
       const absent = await execute(unknown, idem);
       expect(absent.status).toBe(404);
-      // Kept as the key's answer (a replayed error carries no idempotent-replayed header).
+      expect(absent.headers['idempotent-replayed']).toBeUndefined();
+      // Kept as the key's answer, and replayed as one.
       expect(await h.db.query('SELECT state, response_status FROM idempotency_records WHERE key = $1', [idem])).toEqual(
         [{ state: 'completed', response_status: 404 }],
       );
       const again = await execute(unknown, idem);
       expect(again.status).toBe(404);
+      expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body).toEqual({ ...absent.body, requestId: again.body.requestId });
 
       const fresh = await quote(30_000);

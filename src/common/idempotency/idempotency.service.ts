@@ -15,6 +15,17 @@ import { IdempotencyRepository } from './idempotency.repository';
 /** Answers not kept for a key: the key is released, so that a retry with it runs the work again. */
 const RELEASED_CODES: ReadonlySet<ErrorCode> = new Set([ErrorCode.ValidationFailed, ErrorCode.ProviderRetryLater]);
 
+/** The errors `run` throws as a key's stored answer (a replay), as opposed to its work's own failures. */
+const REPLAYED_ERRORS = new WeakSet<Error>();
+
+/**
+ * Whether `error` is a key's stored error answer replayed by IdempotencyService.run (answered with
+ * `idempotent-replayed: true`, as a replayed success is), rather than the failure of a request that ran.
+ */
+export function isReplayedAnswer(error: unknown): boolean {
+  return error instanceof Error && REPLAYED_ERRORS.has(error);
+}
+
 /** How long a key's first response is kept and replayed (DESIGN.md: 24 h). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a second request with the same key waits for the first one to finish before 409. */
@@ -230,11 +241,13 @@ export class IdempotencyService {
       if (row.state === 'completed') {
         const body = row.responseBody as Record<string, unknown> | null;
         if (body && body.__error === true) {
-          throw new DomainError(
+          const replayed = new DomainError(
             body.code as ErrorCode,
             String(body.message),
             body.extensions as Record<string, unknown>,
           );
+          REPLAYED_ERRORS.add(replayed);
+          throw replayed;
         }
         return { response: { status: row.responseStatus ?? 200, body } };
       }

@@ -14,7 +14,7 @@ import type { AuthenticatedClient } from '../../auth/auth.decorators';
 import { ApiProblem } from '../api-responses';
 import { DomainError, ErrorCode } from '../errors';
 import { IDEMPOTENT_SUCCESS_STATUS } from './idempotency-context';
-import { IdempotencyService, requestFingerprint } from './idempotency.service';
+import { IdempotencyService, isReplayedAnswer, requestFingerprint } from './idempotency.service';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -53,10 +53,17 @@ export class IdempotencyInterceptor implements NestInterceptor {
           }),
           { deferClaim: this.deferClaim },
         )
-        .then((result) => {
-          if (result.replayed) void reply.header('idempotent-replayed', 'true');
-          return result.body;
-        }),
+        .then(
+          (result) => {
+            if (result.replayed) void reply.header('idempotent-replayed', 'true');
+            return result.body;
+          },
+          (error: unknown) => {
+            // A stored error answer replayed (a kept 404, 422, 504…) says so too.
+            if (isReplayedAnswer(error)) void reply.header('idempotent-replayed', 'true');
+            throw error;
+          },
+        ),
     );
   }
 }
