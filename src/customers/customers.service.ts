@@ -1,11 +1,21 @@
 import { Injectable } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { ownedByCurrentClient } from '../audit/ownership';
 import { ConflictError, NotFoundError, ValidationError } from '../common/errors';
 import { Page, toPage } from '../common/pagination';
 import type { Customer } from '../generated/prisma/client';
-import { ProviderClient } from '../provider';
+import { ProviderClient, type ProviderCustomer } from '../provider';
 import { CreateCustomerDto, CustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customer.dto';
 import { CustomersRepository } from './customers.repository';
+
+/** How many customers' provider ids and owners an instance keeps (CustomersService `refs`): about 1 MB. */
+export const CUSTOMER_REFS_CACHED = 10_000;
+
+/** A stored customer's fields that never change: its provider id and its creator (the ownership rule's owner). */
+interface CustomerRefs {
+  providerId: string;
+  createdBy: string | null;
+}
 
 /** Stores dialling codes in one form: with the leading plus. */
 export function normaliseDialCode(code: string): string {
@@ -34,6 +44,13 @@ export function toCustomerDto(row: Customer): CustomerDto {
  */
 @Injectable()
 export class CustomersService {
+  /**
+   * What never changes about a customer once stored (its provider id and the API client that
+   * created it; customers are never deleted), for the last CUSTOMER_REFS_CACHED customers read by
+   * this instance: a refresh of one of them calls the provider at once, while its row is read.
+   */
+  private readonly refs = new LRUCache<string, CustomerRefs>({ max: CUSTOMER_REFS_CACHED });
+
   constructor(
     private readonly customers: CustomersRepository,
     private readonly provider: ProviderClient,
@@ -90,14 +107,26 @@ export class CustomersService {
   }
 
   /**
-   * The stored customer. With `refresh`, the provider's record is fetched first (GET
-   * /customers/{id}) and any field that changed there (e.g. `blacklist`) is stored.
+   * The stored customer. With `refresh`, the provider's record is fetched too (GET
+   * /customers/{id}; for a customer this instance has read before, while the row is read) and any
+   * field that changed there (e.g. `blacklist`) is stored.
    * @throws NotFoundError (404); with refresh also ProviderError (422/502/504), leaving the row as it was.
    */
   async get(id: string, refresh = false): Promise<CustomerDto> {
-    const row = await this.requireRow(id);
-    if (!refresh) return toCustomerDto(row);
-    const upstream = await this.provider.getCustomer(row.providerId);
+    if (!refresh) return toCustomerDto(await this.requireRow(id));
+    // A customer this instance has read (and the caller may see: the same ownership rule as the
+    // row's) is asked of the provider while its row is read: the pass-through waits for the longer
+    // of the two instead of both. Any other is read first, so that an unknown id or another client's
+    // customer (404) never reaches the provider.
+    const known = this.refs.get(id);
+    let row: Customer;
+    let upstream: ProviderCustomer;
+    if (known && ownedByCurrentClient(known)) {
+      [row, upstream] = await Promise.all([this.requireRow(id), this.provider.getCustomer(known.providerId)]);
+    } else {
+      row = await this.requireRow(id);
+      upstream = await this.provider.getCustomer(row.providerId);
+    }
     const fresh = {
       firstName: upstream.firstName,
       lastName: upstream.lastName,
@@ -120,6 +149,7 @@ export class CustomersService {
   async requireRow(id: string): Promise<Customer> {
     const row = await this.customers.findById(id);
     if (!row || !ownedByCurrentClient(row)) throw new NotFoundError('Customer', id);
+    this.refs.set(row.id, { providerId: row.providerId, createdBy: row.createdBy });
     return row;
   }
 }
