@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { QUOTE_BEYOND_SAFE_MESSAGE } from '../src/swaps/swaps.service';
 import { type Harness, startHarness } from './support/harness';
 
 const customerBody = (email: string) => ({
@@ -185,6 +186,24 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
       expect(Number(q.rate)).toBe(1500);
       expect(Date.parse(q.expiresAt)).toBeGreaterThan(Date.now() + 200_000);
       expect(await h.sim.calls('initializeSwap')).toHaveLength(1);
+    });
+
+    it('refuses (400 on amount, nothing stored) a quote whose target amount is beyond 2^53 - 1 minor units', async () => {
+      const quotes = async () => Number((await h.db.query('SELECT count(*) AS n FROM swap_quotes'))[0].n);
+      const before = await quotes();
+      // 2^53 - 1 US cents at 1,500 NGN per USD: about 1.35e19 kobo, beyond a JSON number and a bigint.
+      const res = await h
+        .http()
+        .post('/v1/swap-quotes')
+        .set(auth())
+        .send({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount: Number.MAX_SAFE_INTEGER });
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ field: 'amount', message: QUOTE_BEYOND_SAFE_MESSAGE }],
+      });
+      expect(await quotes()).toBe(before);
     });
 
     it('executes the quote: ledger row kind swap, status success, with the counter currency and amount', async () => {

@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import fc from 'fast-check';
 import { ProviderClient } from '../src/provider';
+import { QUOTE_BEYOND_SAFE_MESSAGE } from '../src/swaps/swaps.service';
 import { cardKit } from './support/cards';
 import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
 import { type Harness, startHarness } from './support/harness';
@@ -650,6 +651,15 @@ describe('hostile input (property, e2e): never a 5xx, every 4xx problem+json and
             type: expect.stringMatching(/^application\/problem\+json/),
           });
           if (res.json().code === 'provider_rejected') return;
+          // The one refusal of the provider's answer rather than of the request: a quote of an amount
+          // near 2^53 whose target amount is beyond it (asked of the provider, then nothing stored).
+          const quoteBeyondSafe = (res.json().errors as Array<{ message?: string }> | undefined)?.some(
+            (e) => e.message === QUOTE_BEYOND_SAFE_MESSAGE,
+          );
+          if (quoteBeyondSafe) {
+            expect({ what, writes: after.writes - seen.writes }).toEqual({ what, writes: 0 });
+            return;
+          }
           expect({ what, writes: after.writes - seen.writes }).toEqual({ what, writes: 0 });
           if (after.calls !== seen.calls) {
             const calls = (await h.sim.admin('GET', '/calls')).body.calls as Array<{ operation: string }>;

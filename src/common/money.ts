@@ -162,7 +162,7 @@ export function formatMajor(minor: bigint, currency: string): string {
 }
 
 /** Number.MAX_SAFE_INTEGER as a bigint, made once (every mapped amount is compared with it). */
-const MAX_SAFE_MINOR = BigInt(Number.MAX_SAFE_INTEGER);
+export const MAX_SAFE_MINOR = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
  * Minor units for a JSON answer or event: a number while within ±Number.MAX_SAFE_INTEGER, else an

@@ -9,7 +9,7 @@ import {
   ValidationError,
 } from '../common/errors';
 import { holdIdempotencyClaim, idempotentWriteSql, lostClaim } from '../common/idempotency/idempotency-context';
-import { minorToNumber, parseRate } from '../common/money';
+import { MAX_SAFE_MINOR, minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Prisma, SwapQuote, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
@@ -67,6 +67,14 @@ function swapOutcome(providerStatus: string): TransactionStatus {
  * A quote whose source amount or currency differs from the request is never stored (502
  * `provider_amount_mismatch`), so it can never be executed.
  */
+/**
+ * Why a quote request is refused after the provider answered it: the quoted target amount (or fee)
+ * is beyond 2^53 − 1 minor units, which the API cannot answer as an exact JSON number (and, at
+ * 2^63, the ledger cannot hold). The provider's quote is left to expire; nothing is stored.
+ */
+export const QUOTE_BEYOND_SAFE_MESSAGE =
+  'is too large for this currency pair: the quoted target amount is beyond 2^53 - 1 minor units';
+
 @Injectable()
 export class SwapsService implements OnModuleInit {
   constructor(
@@ -104,7 +112,9 @@ export class SwapsService implements OnModuleInit {
    * Nothing moves money here, so no Idempotency-Key is needed. The provider layer sends the amount
    * in SWAP_AMOUNT_UNIT and refuses a quote whose source amount or currency differs from the request
    * (src/provider/provider-units.ts, answer-checks.ts).
-   * @throws ValidationError (400, field `targetCurrency`) when both currencies are the same;
+   * @throws ValidationError (400, field `targetCurrency`) when both currencies are the same; (400,
+   * field `amount`, QUOTE_BEYOND_SAFE_MESSAGE) when the provider's quote of it is beyond 2^53 − 1
+   * minor units (the target amount or the fee), nothing stored;
    * ProviderAmountMismatchError (502 `provider_amount_mismatch`, hint `unit misconfigured?` when ×100):
    * the quote states another source amount or currency; ProviderError (422 refused; 502 failed or
    * quoted another currency pair; 504 timeout). In every failure nothing is stored.
@@ -127,6 +137,11 @@ export class SwapsService implements OnModuleInit {
         `The provider quoted ${upstream.sourceCurrency}→${upstream.targetCurrency} for a ${input.sourceCurrency}→${input.targetCurrency} request.`,
         'initializeSwap',
       );
+    }
+    // A quote the API could not answer exactly (its amounts are JSON numbers) or the ledger could not
+    // hold: a source amount near 2^53 at a rate of 1,500 quotes more than 2^63 minor units.
+    if (upstream.targetAmountMinor > MAX_SAFE_MINOR || upstream.feeMinor > MAX_SAFE_MINOR) {
+      throw new ValidationError([{ field: 'amount', message: QUOTE_BEYOND_SAFE_MESSAGE }]);
     }
     // The quote and the request's audit event (`swap_quote.create`): one statement, both or neither.
     const id = randomUUID();
