@@ -158,15 +158,15 @@ describe('ownership rule (e2e, OWNERSHIP)', () => {
       }
       // Swap quotes and swaps are always their own client's (whatever OWNERSHIP says).
       expect((await h.http().get(`/v1/swap-quotes/${s.quoteId}`).set(b.auth)).status).toBe(404);
-      // A's customer, just read by A (this instance keeps its provider id and owner, and asks the
-      // provider while it reads the row on a refresh): B's refresh is still a 404 that never reaches
-      // the provider; A's reaches it once.
+      // A's customer, refreshed by A (this instance then keeps its provider id and owner, and asks
+      // the provider while it reads the row on the next refresh): A's reaches the provider once;
+      // B's, after it, is still a 404 that never reaches the provider.
       const getCalls = (await h.sim.calls('getCustomer')).length;
-      const refreshedByB = await h.http().get(`/v1/customers/${to.customerId}?refresh=true`).set(b.auth);
-      expect([refreshedByB.status, refreshedByB.body.code]).toEqual([404, 'not_found']);
-      expect(await h.sim.calls('getCustomer')).toHaveLength(getCalls);
       const refreshedByA = await h.http().get(`/v1/customers/${to.customerId}?refresh=true`).set(a.auth);
       expect([refreshedByA.status, refreshedByA.body.id]).toEqual([200, to.customerId]);
+      expect(await h.sim.calls('getCustomer')).toHaveLength(getCalls + 1);
+      const refreshedByB = await h.http().get(`/v1/customers/${to.customerId}?refresh=true`).set(b.auth);
+      expect([refreshedByB.status, refreshedByB.body.code]).toEqual([404, 'not_found']);
       expect(await h.sim.calls('getCustomer')).toHaveLength(getCalls + 1);
 
       const mine = await listed(s, a.auth);

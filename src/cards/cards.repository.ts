@@ -426,23 +426,6 @@ export class CardsRepository {
     entry: StatusChangeEntry,
     note: Prisma.Sql | null,
     audit: Prisma.Sql | null,
-  ): Promise<MoneyMoveWritten | null>;
-  async recordMoneyMove(
-    cardId: string,
-    conditions: MoneyMoveConditions,
-    row: WriteAheadRow,
-    entry: StatusChangeEntry,
-    note: Prisma.Sql | null,
-    audit: Prisma.Sql | null,
-    key: Prisma.Sql | null,
-  ): Promise<MoneyMoveWritten | 'taken' | null>;
-  async recordMoneyMove(
-    cardId: string,
-    conditions: MoneyMoveConditions,
-    row: WriteAheadRow,
-    entry: StatusChangeEntry,
-    note: Prisma.Sql | null,
-    audit: Prisma.Sql | null,
     key: Prisma.Sql | null = null,
   ): Promise<MoneyMoveWritten | 'taken' | null> {
     const { statuses, liveSince, owner, creator } = conditions;

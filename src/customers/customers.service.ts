@@ -46,8 +46,8 @@ export function toCustomerDto(row: Customer): CustomerDto {
 export class CustomersService {
   /**
    * What never changes about a customer once stored (its provider id and the API client that
-   * created it; customers are never deleted), for the last CUSTOMER_REFS_CACHED customers read by
-   * this instance: a refresh of one of them calls the provider at once, while its row is read.
+   * created it; customers are never deleted), for the last CUSTOMER_REFS_CACHED customers refreshed
+   * by this instance: a later refresh of one of them calls the provider at once, while its row is read.
    */
   private readonly refs = new LRUCache<string, CustomerRefs>({ max: CUSTOMER_REFS_CACHED });
 
@@ -108,16 +108,17 @@ export class CustomersService {
 
   /**
    * The stored customer. With `refresh`, the provider's record is fetched too (GET
-   * /customers/{id}; for a customer this instance has read before, while the row is read) and any
+   * /customers/{id}; for a customer this instance has refreshed before, while the row is read) and any
    * field that changed there (e.g. `blacklist`) is stored.
    * @throws NotFoundError (404); with refresh also ProviderError (422/502/504), leaving the row as it was.
    */
   async get(id: string, refresh = false): Promise<CustomerDto> {
     if (!refresh) return toCustomerDto(await this.requireRow(id));
-    // A customer this instance has read (and the caller may see: the same ownership rule as the
-    // row's) is asked of the provider while its row is read: the pass-through waits for the longer
-    // of the two instead of both. Any other is read first, so that an unknown id or another client's
-    // customer (404) never reaches the provider.
+    // A customer this instance has refreshed before (and the caller may see: the same ownership
+    // rule as the row's) is asked of the provider while its row is read: the pass-through waits for
+    // the longer of the two instead of both. Any other is read first, so that an unknown id or
+    // another client's customer (404) never reaches the provider. Only refreshes fill `refs`: a
+    // plain read (the hot one) does no cache work.
     const known = this.refs.get(id);
     let row: Customer;
     let upstream: ProviderCustomer;
@@ -125,6 +126,7 @@ export class CustomersService {
       [row, upstream] = await Promise.all([this.requireRow(id), this.provider.getCustomer(known.providerId)]);
     } else {
       row = await this.requireRow(id);
+      this.refs.set(row.id, { providerId: row.providerId, createdBy: row.createdBy });
       upstream = await this.provider.getCustomer(row.providerId);
     }
     const fresh = {
@@ -149,7 +151,6 @@ export class CustomersService {
   async requireRow(id: string): Promise<Customer> {
     const row = await this.customers.findById(id);
     if (!row || !ownedByCurrentClient(row)) throw new NotFoundError('Customer', id);
-    this.refs.set(row.id, { providerId: row.providerId, createdBy: row.createdBy });
     return row;
   }
 }

@@ -89,19 +89,6 @@ export class PayoutsRepository {
     note: Prisma.Sql | null,
     audit: Prisma.Sql | null,
     owner: string | undefined,
-  ): Promise<Transaction | 'lost' | null>;
-  async claimConfirm(
-    id: string,
-    note: Prisma.Sql | null,
-    audit: Prisma.Sql | null,
-    owner: string | undefined,
-    key: Prisma.Sql | null,
-  ): Promise<Transaction | 'lost' | 'taken' | null>;
-  async claimConfirm(
-    id: string,
-    note: Prisma.Sql | null,
-    audit: Prisma.Sql | null,
-    owner: string | undefined,
     key: Prisma.Sql | null = null,
   ): Promise<Transaction | 'lost' | 'taken' | null> {
     const now = new Date();

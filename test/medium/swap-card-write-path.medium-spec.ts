@@ -14,6 +14,12 @@ import { insertCard, mediumWorld, type MediumWorld } from '../support/medium';
  * under the card's share lock, a move with its effect on another table; each with the
  * Idempotency-Key's note and the audit event written together with the change or not at all.
  */
+/** recordMoneyMove's answer when it was given no deferred key claim (it cannot answer `taken` then). */
+function heldKey<T>(written: T | 'taken'): T {
+  if (written === 'taken') throw new Error('recordMoneyMove answered taken without a key claim');
+  return written;
+}
+
 describe('swap and card write path statements (node-postgres) on a real database', () => {
   let world: MediumWorld;
   let swaps: SwapsRepository;
@@ -272,13 +278,15 @@ describe('swap and card write path statements (node-postgres) on a real database
       const c = await card('active', clientId);
       const k = await claim(clientId);
       const data = topUp(c.id);
-      const written = await cards.recordMoneyMove(
-        c.id,
-        conditions(clientId),
-        data,
-        { source: 'api', actorId: clientId },
-        IdempotencyRepository.noteResourceSql(k, 'card_topup', data.id, CARD_WRITABLE),
-        insertAuditEventSql(event(c.id, { transactionId: data.id }), INSERTED),
+      const written = heldKey(
+        await cards.recordMoneyMove(
+          c.id,
+          conditions(clientId),
+          data,
+          { source: 'api', actorId: clientId },
+          IdempotencyRepository.noteResourceSql(k, 'card_topup', data.id, CARD_WRITABLE),
+          insertAuditEventSql(event(c.id, { transactionId: data.id }), INSERTED),
+        ),
       );
       expect(written?.writable).toBe(true);
       expect(written?.card).toMatchObject({ id: c.id, status: 'active', providerId: c.providerId });
@@ -312,18 +320,20 @@ describe('swap and card write path statements (node-postgres) on a real database
       ] as const) {
         const k = await claim(clientId);
         const data = topUp(c.id);
-        const written = await cards.recordMoneyMove(
-          c.id,
-          conditions(owner),
-          data,
-          { source: 'api', actorId: clientId },
-          IdempotencyRepository.noteResourceSql(
-            lose ? { ...k, leaseExpiresAt: new Date(k.leaseExpiresAt.getTime() + 1) } : k,
-            'card_topup',
-            data.id,
-            CARD_WRITABLE,
+        const written = heldKey(
+          await cards.recordMoneyMove(
+            c.id,
+            conditions(owner),
+            data,
+            { source: 'api', actorId: clientId },
+            IdempotencyRepository.noteResourceSql(
+              lose ? { ...k, leaseExpiresAt: new Date(k.leaseExpiresAt.getTime() + 1) } : k,
+              'card_topup',
+              data.id,
+              CARD_WRITABLE,
+            ),
+            insertAuditEventSql(event(c.id, { transactionId: data.id }), INSERTED),
           ),
-          insertAuditEventSql(event(c.id, { transactionId: data.id }), INSERTED),
         );
         expect(written?.row).toBeNull();
         expect(written?.writable).toBe(lose);
