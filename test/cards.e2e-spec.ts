@@ -443,6 +443,20 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
       expect(res.body).toMatchObject({ kind: 'card_withdrawal', direction: 'debit', status: 'pending', amount: 2500 });
     });
 
+    it("refuses a withdrawal beyond the provider's int32 (400 on amount), without a ledger row or a provider call", async () => {
+      // provider-api.md "virtualcards/withdraw": amount (int32), in cents (the unit table).
+      const before = await providerCalls('withdrawFromCard');
+      const rowsBefore = (await kit.ledger(card.id)).length;
+      const res = await withdraw(2_147_483_648);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ field: 'amount', message: expect.stringContaining('at most 2147483647 minor units of USD') }],
+      });
+      expect(await providerCalls('withdrawFromCard')).toBe(before);
+      expect(await kit.ledger(card.id)).toHaveLength(rowsBefore);
+    });
+
     it('provider refusal → 422 and the row failed; timeout → 504 and the row unknown', async () => {
       await h.sim.setFault('topUpCard', { status: 400, times: 1 });
       const refused = await topUp(1000);

@@ -395,6 +395,27 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect(await h.sim.calls('initializePayout')).toHaveLength(1);
     });
 
+    it("refuses an amount beyond the provider's int32 (400 on amount) before writing, holding or sending anything", async () => {
+      await h.sim.admin('DELETE', '/calls');
+      const rowsBefore = await payoutRowCount();
+      // provider-api.md "payout/initialize": amount (int32), sent in minor units (the unit table).
+      const idem = newKey();
+      const res = await postPayout(payoutBody({ amount: 2_147_483_648 }), idem);
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [{ field: 'amount', message: expect.stringContaining('at most 2147483647 minor units of USD') }],
+      });
+      expect(await payoutRowCount()).toBe(rowsBefore);
+      expect(await h.db.query('SELECT 1 FROM idempotency_records WHERE key = $1', [idem])).toHaveLength(0);
+      expect(await h.sim.calls('initializePayout')).toHaveLength(0);
+      // The largest int32 passes the border: the provider answers it (here: insufficient balance, 422).
+      const largest = await postPayout(payoutBody({ amount: 2_147_483_647, description: 'largest int32' }), newKey());
+      expect(largest.status).toBe(422);
+      expect(await h.sim.calls('initializePayout')).toHaveLength(1);
+    });
+
     it('answers 404 for an unknown customer or beneficiary, writes no ledger row, calls nothing, and the key replays the 404', async () => {
       await h.sim.admin('DELETE', '/calls');
       const rowsBefore = await payoutRowCount();

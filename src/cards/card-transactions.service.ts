@@ -7,7 +7,7 @@ import { idempotentWriteSql, lostClaim } from '../common/idempotency/idempotency
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import type { Card, Prisma } from '../generated/prisma/client';
-import { cardMovementOfListing, ProviderClient } from '../provider';
+import { CARD_CURRENCY, cardMovementOfListing, ProviderClient } from '../provider';
 import type { CardMovementRow } from '../transactions/ledger-row';
 import { INSERTED, LedgerService } from '../transactions/ledger.service';
 import { toCardMovementDto } from '../transactions/transaction.mapper';
@@ -70,9 +70,11 @@ export class CardTransactionsService {
 
   /**
    * Withdraws `amount` USD minor units from a card back to the wallet (the provider checks the
-   * card's balance). @throws as `topUp`, without the bounds.
+   * card's balance). @throws as `topUp`, with one bound: at most the provider's int32
+   * (ProviderClient.checkAmountFits: 400, nothing stored or sent).
    */
   async withdraw(cardId: string, amount: number): Promise<CardTransactionDto> {
+    this.provider.checkAmountFits('withdrawFromCard', BigInt(amount), CARD_CURRENCY);
     return this.moveMoney(cardId, 'card_withdrawal', BigInt(amount));
   }
 

@@ -13,7 +13,6 @@ import {
   ValidationError,
 } from '../common/errors';
 import { holdIdempotencyClaim, idempotentWriteSql, lostClaim } from '../common/idempotency/idempotency-context';
-import { currencyExponent } from '../common/money';
 import { newReference } from '../common/reference';
 import { type Env, parseApprovalThresholds, parseDuration } from '../config/env';
 import { CustomersService } from '../customers/customers.service';
@@ -66,13 +65,14 @@ export class PayoutsService {
    * PAYOUT_APPROVAL_THRESHOLDS is stored `awaiting_approval` instead, with no provider call, and
    * `payout.approval_required` announced: a second API client approves it (approve) or rejects it.
    * @throws NotFoundError (404) customer or beneficiary; ValidationError (400) beneficiary of another
-   * customer or unknown currency; ProviderError (422/502/504) with the ledger row kept (`failed`/`unknown`);
+   * customer, unknown currency, or an amount beyond the provider's int32 (ProviderClient.checkAmountFits:
+   * nothing written, held or sent); ProviderError (422/502/504) with the ledger row kept (`failed`/`unknown`);
    * ProviderAmountMismatchError (502 `provider_amount_mismatch`) when the initialize answer states
    * another amount or wallet currency: the row goes to `needs_review` (never confirmable: 409).
    */
   async create(input: CreatePayoutDto, clientId: string | null = null): Promise<PayoutDto> {
     const currency = input.sourceCurrency ?? 'USD';
-    currencyExponent(currency);
+    this.provider.checkAmountFits('initializePayout', BigInt(input.amount), currency);
     const data = {
       kind: 'payout' as const,
       direction: 'debit' as const,

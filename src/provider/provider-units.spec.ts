@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ErrorCode, ProviderError } from '../common/errors';
+import { ErrorCode, ProviderError, ValidationError } from '../common/errors';
 import { toProblem } from '../common/problem-details.filter';
 import { ProviderAmountMismatchError, differsByUnitFactor } from './answer-checks';
 import { callbackAmountMismatch } from './ledger-events.mapper';
@@ -9,6 +9,7 @@ import {
   type AmountUnit,
   type AmountUnitRow,
   type AmountUnitSettings,
+  int32AmountMaxMinor,
   ProviderUnits,
   toWireAmount,
   unitOf,
@@ -432,6 +433,32 @@ describe('the provider unit table (provider-units.ts)', () => {
     expect(toWireAmount(1n, 'BTC', 'major')).toBe('0.00000001');
     expect(toWireAmount(5n, 'UGX', 'major')).toBe(5);
     expect(toWireAmount(10000n, 'USD', 'minor')).toBe(10000);
+  });
+
+  describe('int32 amounts (payout initialize, card withdraw: provider-api.md "amount (int32)")', () => {
+    it('the largest amount is 2^31 − 1 of the wire unit, in minor units of the currency', () => {
+      expect(int32AmountMaxMinor('USD', 'minor')).toBe(2_147_483_647n);
+      expect(int32AmountMaxMinor('ngn', 'major')).toBe(214_748_364_700n);
+      expect(() => int32AmountMaxMinor('XYZ', 'minor')).toThrow(ValidationError);
+    });
+
+    it('checkAmountFits refuses one minor unit more with a 400 on amount', () => {
+      const c = client();
+      expect(() => c.checkAmountFits('initializePayout', 2_147_483_647n, 'USD')).not.toThrow();
+      for (const operation of ['initializePayout', 'withdrawFromCard'] as const) {
+        const refusal = (() => {
+          try {
+            c.checkAmountFits(operation, 2_147_483_648n, 'USD');
+          } catch (error) {
+            return error;
+          }
+        })();
+        expect(refusal).toBeInstanceOf(ValidationError);
+        expect((refusal as ValidationError).errors).toEqual([
+          { field: 'amount', message: expect.stringContaining('at most 2147483647 minor units of USD') },
+        ]);
+      }
+    });
   });
 
   describe('answers checked against requests (answer-checks.ts)', () => {

@@ -8,7 +8,14 @@
  *
  * Sources quoted: provider-api.md (PA) and provider-webhooks.md (PW), by section.
  */
-import { minorToNumber, formatMajor, parseMinorUnits, type Rounding, toMinorUnits } from '../common/money';
+import {
+  currencyExponent,
+  formatMajor,
+  minorToNumber,
+  parseMinorUnits,
+  type Rounding,
+  toMinorUnits,
+} from '../common/money';
 
 /** `major`: decimal units of the currency (dollars, naira); `minor`: integer minor units (cents, kobo). */
 export type AmountUnit = 'major' | 'minor';
@@ -340,6 +347,19 @@ export function toWireAmount(minor: bigint, currency: string, unit: AmountUnit):
   if (text.includes('.')) text = text.replace(/0+$/, '').replace(/\.$/, '');
   const n = Number(text);
   return Math.abs(n) <= Number.MAX_SAFE_INTEGER && String(n) === text ? n : text;
+}
+
+/** The largest value of an int32 field (2^31 − 1). */
+export const WIRE_INT32_MAX = 2_147_483_647n;
+
+/**
+ * The largest amount, in minor units of `currency`, whose wire value in `unit` fits an int32
+ * `amount`: 2,147,483,647 minor units, or 2,147,483,647 major units (× 10^exponent) in major.
+ * @throws ValidationError for an unknown currency.
+ */
+export function int32AmountMaxMinor(currency: string, unit: AmountUnit): bigint {
+  const exponent = currencyExponent(currency);
+  return unit === 'minor' ? WIRE_INT32_MAX : WIRE_INT32_MAX * 10n ** BigInt(exponent);
 }
 
 /**

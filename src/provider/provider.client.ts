@@ -2,14 +2,20 @@ import { randomUUID } from 'node:crypto';
 import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, isAxiosError } from 'axios';
 import axiosRetry from 'axios-retry';
 import { Agent, type Dispatcher } from 'undici';
-import { ErrorCode, ProviderError } from '../common/errors';
+import { ErrorCode, ProviderError, ValidationError } from '../common/errors';
 import { idempotencyClaimPending } from '../common/idempotency/idempotency-context';
 import { normaliseCurrency } from '../common/money';
 import { currentRequestId } from '../common/request-context';
 import type { ProviderCallOutcome } from '../metrics/metrics.service';
 import { answerMismatch, type MoneyAmount, UNIT_HINT } from './answer-checks';
 import type { ProviderResilience } from './provider-resilience';
-import { type AmountUnitSettings, DEFAULT_UNIT_SETTINGS, toWireAmount, unitOf } from './provider-units';
+import {
+  type AmountUnitSettings,
+  DEFAULT_UNIT_SETTINGS,
+  int32AmountMaxMinor,
+  toWireAmount,
+  unitOf,
+} from './provider-units';
 import {
   CARD_CURRENCY,
   isObject,
@@ -345,6 +351,26 @@ export class ProviderClient {
   async getSupportedCountry(countryCode: string, opts?: ProviderCallOptions): Promise<ProviderCountryRequirement> {
     const path = `/wallets/payout/supported-countries/${enc(countryCode.toUpperCase())}`;
     return this.call('getSupportedCountry', 'GET', path, undefined, toCountryRequirement, opts);
+  }
+
+  /**
+   * Refuses an amount `operation` cannot take, before anything is written or sent: its `amount` is
+   * an int32 in the unit table's unit (provider-api.md "POST /api/v1/wallets/payout/initialize"
+   * and "POST /api/v1/virtualcards/withdraw": `amount (int32)`), so at most 2,147,483,647 of that
+   * unit (21,474,836.47 USD in cents). The provider would refuse a larger one, after the ledger's
+   * write-ahead row.
+   * @throws ValidationError (400, field `amount`) beyond it, or for an unknown currency.
+   */
+  checkAmountFits(operation: 'initializePayout' | 'withdrawFromCard', amountMinor: bigint, currency: string): void {
+    const max = int32AmountMaxMinor(currency, unitOf(operation, 'request', 'amount'));
+    if (amountMinor > max) {
+      throw new ValidationError([
+        {
+          field: 'amount',
+          message: `amount must be at most ${max} minor units of ${normaliseCurrency(currency)}: the provider takes an int32 amount`,
+        },
+      ]);
+    }
   }
 
   /**
