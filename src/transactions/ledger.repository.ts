@@ -386,12 +386,14 @@ export class LedgerRepository {
 
   /**
    * Row `id` read without a lock in one statement (the fast path's first read), or undefined.
-   * Sent through node-postgres (PrismaService.sql), typed as Prisma reads it.
+   * Sent through node-postgres (PrismaService.sql) as a prepared statement (`ledger_peek`: every
+   * single callback's move reads it), typed as Prisma reads it.
    */
   async peek(id: string): Promise<Transaction | undefined> {
     const [row] = await this.prisma.sql<Transaction>(
       Prisma.sql`SELECT ${TRANSACTION_COLUMNS} FROM transactions t WHERE t.id = ${id}::uuid`,
       READ_POOL_TYPES,
+      'ledger_peek',
     );
     return row;
   }
