@@ -1,16 +1,32 @@
 import { Injectable } from '@nestjs/common';
 import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId, ownerRestriction } from '../audit/ownership';
-import { decodeCursor } from '../common/pagination';
+import { decodeCursor, isoTimeSql } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
 import { binder, namedStatement, sqlStatement } from '../database/sql';
 import type { Customer, Prisma } from '../generated/prisma/client';
 
-/** Every column of `customers`, named as the Customer type's fields, for a table aliased `c` (the read pool's reads). */
-const CUSTOMER_COLUMNS = `c.id, c.provider_id AS "providerId", c.email, c.first_name AS "firstName",
-  c.last_name AS "lastName", c.phone, c.country_code AS "countryCode", c.blacklisted, c.created_by AS "createdBy",
-  c.created_at AS "createdAt", c.updated_at AS "updatedAt"`;
+/**
+ * A customer as its readers get it: the Customer model, whose instants are Dates where the row is
+ * read by id or written (Prisma), and `isoTime` text in the customers page's rows
+ * (CUSTOMER_PAGE_COLUMNS: 21 rows × 2 instants parsed into Dates and written out again were work
+ * the page's JSON did not need). `toCustomerDto` maps either.
+ */
+export type CustomerRow = Omit<Customer, 'createdAt' | 'updatedAt'> & {
+  createdAt: Date | string;
+  updatedAt: Date | string;
+};
+
+/** Every column of `customers` but its instants, named as the Customer type's fields, for a table aliased `c`. */
+const CUSTOMER_FIELDS = `c.id, c.provider_id AS "providerId", c.email, c.first_name AS "firstName",
+  c.last_name AS "lastName", c.phone, c.country_code AS "countryCode", c.blacklisted, c.created_by AS "createdBy"`;
+
+/** Every column of `customers`, named as the Customer type's fields (the read by id). */
+const CUSTOMER_COLUMNS = `${CUSTOMER_FIELDS}, c.created_at AS "createdAt", c.updated_at AS "updatedAt"`;
+
+/** CUSTOMER_COLUMNS with the instants as `isoTime` text (the page). */
+const CUSTOMER_PAGE_COLUMNS = `${CUSTOMER_FIELDS}, ${isoTimeSql('c.created_at', 'createdAt')}, ${isoTimeSql('c.updated_at', 'updatedAt')}`;
 
 const CUSTOMER_BY_ID = namedStatement(
   'customer_by_id',
@@ -58,10 +74,10 @@ export class CustomersRepository {
   /**
    * `limit + 1` rows after the cursor (only the client's own under OWNERSHIP=client), newest first
    * (created_at DESC, id DESC: the (created_at, id) index read backwards), so the caller can tell
-   * if a next page exists.
+   * if a next page exists. Instants come as `isoTime` text (CustomerRow).
    * @throws ValidationError (400) on a malformed cursor.
    */
-  async list(filter: { email?: string }, cursor: string | undefined, limit: number): Promise<Customer[]> {
+  async list(filter: { email?: string }, cursor: string | undefined, limit: number): Promise<CustomerRow[]> {
     const values: unknown[] = [];
     const bind = binder(values);
     const where: string[] = [];
@@ -72,7 +88,7 @@ export class CustomersRepository {
       const after = decodeCursor(cursor);
       where.push(`(c.created_at, c.id) < (${bind(after.createdAt, '::timestamptz')}, ${bind(after.id, '::uuid')})`);
     }
-    const text = `SELECT ${CUSTOMER_COLUMNS} FROM customers c ${where.length ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY c.created_at DESC, c.id DESC LIMIT ${bind(limit + 1)}`;
-    return this.reads.rows<Customer>(sqlStatement('customers_page', text, values));
+    const text = `SELECT ${CUSTOMER_PAGE_COLUMNS} FROM customers c ${where.length ? `WHERE ${where.join(' AND ')} ` : ''}ORDER BY c.created_at DESC, c.id DESC LIMIT ${bind(limit + 1)}`;
+    return this.reads.rows<CustomerRow>(sqlStatement('customers_page', text, values));
   }
 }

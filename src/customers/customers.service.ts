@@ -2,11 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ownedByCurrentClient } from '../audit/ownership';
 import { ConflictError, NotFoundError, ValidationError } from '../common/errors';
-import { Page, toPage } from '../common/pagination';
+import { isoTime, Page, toPage } from '../common/pagination';
 import type { Customer } from '../generated/prisma/client';
 import { ProviderClient, type ProviderCustomer } from '../provider';
 import { CreateCustomerDto, CustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customer.dto';
-import { CustomersRepository } from './customers.repository';
+import { type CustomerRow, CustomersRepository } from './customers.repository';
 
 /** How many customers' provider ids and owners an instance keeps (CustomersService `refs`): about 1 MB. */
 export const CUSTOMER_REFS_CACHED = 10_000;
@@ -22,8 +22,8 @@ export function normaliseDialCode(code: string): string {
   return code.startsWith('+') ? code : `+${code}`;
 }
 
-/** The gateway's answer for a customer row. */
-export function toCustomerDto(row: Customer): CustomerDto {
+/** The gateway's answer for a customer row (instants as Dates or `isoTime` text: CustomerRow). */
+export function toCustomerDto(row: CustomerRow): CustomerDto {
   return {
     id: row.id,
     providerId: row.providerId,
@@ -33,8 +33,8 @@ export function toCustomerDto(row: Customer): CustomerDto {
     phone: row.phone,
     countryCode: row.countryCode,
     blacklisted: row.blacklisted,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
+    createdAt: isoTime(row.createdAt),
+    updatedAt: isoTime(row.updatedAt),
   };
 }
 

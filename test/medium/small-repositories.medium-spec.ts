@@ -55,6 +55,13 @@ describe('ApiClients, Customers and WebhookSubscriptions repositories on a real 
 
     const first = await customers.list({}, undefined, 1);
     expect(first.map((c) => c.id)).toEqual([made[2].id, made[1].id]);
+    // The page reads its instants as the text a Date read would answer (isoTimeSql).
+    const stored = await customers.findById(made[1].id);
+    expect(first[1]).toEqual({
+      ...stored,
+      createdAt: '2026-01-01T00:01:00.000Z',
+      updatedAt: stored?.updatedAt.toISOString(),
+    });
     const next = await customers.list({}, encodeCursor(first[0]), 1);
     expect(next.map((c) => c.id)).toEqual([made[1].id, made[0].id]);
     expect((await customers.list({ email: made[0].email }, undefined, 10)).map((c) => c.id)).toEqual([made[0].id]);
