@@ -58,6 +58,15 @@ export function isoTime(value: Date | string): string {
 }
 
 /**
+ * Row type `R` with its instants `K` read either as Dates (Prisma, or a read that parses them) or
+ * as `isoTime` text (a page whose SQL writes them with `isoTimeSql`): one row type of an entity for
+ * both readers, whose mapper writes each instant with `isoTime`.
+ */
+export type IsoInstants<R, K extends keyof R> = Omit<R, K> & {
+  [F in K]: null extends R[F] ? Date | string | null : Date | string;
+};
+
+/**
  * SQL for column `column` (a timestamptz) as the text `isoTime` gives (`to_char` in UTC, its
  * milliseconds truncated as a Date read of the column truncates them), aliased `alias`: for a hot
  * list whose rows go straight to JSON, PostgreSQL writes the text instead of the gateway parsing

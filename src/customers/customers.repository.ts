@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId, ownerRestriction } from '../audit/ownership';
-import { decodeCursor, isoTimeSql } from '../common/pagination';
+import { decodeCursor, type IsoInstants, isoTimeSql } from '../common/pagination';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
 import { binder, namedStatement, sqlStatement } from '../database/sql';
@@ -13,10 +13,7 @@ import type { Customer, Prisma } from '../generated/prisma/client';
  * (CUSTOMER_PAGE_COLUMNS: 21 rows × 2 instants parsed into Dates and written out again were work
  * the page's JSON did not need). `toCustomerDto` maps either.
  */
-export type CustomerRow = Omit<Customer, 'createdAt' | 'updatedAt'> & {
-  createdAt: Date | string;
-  updatedAt: Date | string;
-};
+export type CustomerRow = IsoInstants<Customer, 'createdAt' | 'updatedAt'>;
 
 /** Every column of `customers` but its instants, named as the Customer type's fields, for a table aliased `c`. */
 const CUSTOMER_FIELDS = `c.id, c.provider_id AS "providerId", c.email, c.first_name AS "firstName",

@@ -5,7 +5,7 @@
  * which every API view (transaction, payout, swap, card movement, gateway event) is mapped once
  * (transaction.mapper.ts). No I/O here.
  */
-import { isoTimeSql } from '../common/pagination';
+import { type IsoInstants, isoTimeSql } from '../common/pagination';
 import type { Transaction } from '../generated/prisma/client';
 
 /**
@@ -34,15 +34,44 @@ export const LEDGER_ROW_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount
  * Its instants are Dates in a ledger row, and `isoTime` text in the page's rows (CARD_MOVEMENT_COLUMNS):
  * 21 rows × 3 instants parsed into Dates and written out again were a tenth of the page's CPU.
  */
-export type CardMovementRow = Pick<
-  LedgerRow,
-  'id' | 'kind' | 'direction' | 'status' | 'amount' | 'currency' | 'cardId' | 'providerId' | 'reference' | 'description'
-> &
-  Pick<LedgerRow, 'failureReason'> & {
-    createdAt: Date | string;
-    updatedAt: Date | string;
-    completedAt: Date | string | null;
-  };
+export type CardMovementRow = IsoInstants<
+  Pick<
+    LedgerRow,
+    | 'id'
+    | 'kind'
+    | 'direction'
+    | 'status'
+    | 'amount'
+    | 'currency'
+    | 'cardId'
+    | 'providerId'
+    | 'reference'
+    | 'description'
+    | 'failureReason'
+    | 'createdAt'
+    | 'updatedAt'
+    | 'completedAt'
+  >,
+  'createdAt' | 'updatedAt' | 'completedAt'
+>;
+
+/** The instants of a ledger row. */
+type LedgerInstant = 'createdAt' | 'updatedAt' | 'completedAt' | 'confirmRequestedAt';
+
+/**
+ * A ledger row as the finance list reads it (LEDGER_PAGE_COLUMNS): the one row view with its
+ * instants as `isoTime` text, which toTransactionDto writes out as they are. A page of 21 rows had
+ * up to 84 instants parsed into Dates only to be written out again.
+ */
+export type LedgerPageRow = IsoInstants<LedgerRow, LedgerInstant>;
+
+/** LEDGER_ROW_COLUMNS with the instants as `isoTime` text (`LedgerPageRow`), for a table aliased `t`. */
+export const LEDGER_PAGE_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.fee, t.currency,
+  t.counter_amount AS "counterAmount", t.counter_currency AS "counterCurrency", t.exchange_rate AS "exchangeRate",
+  t.customer_id AS "customerId", t.beneficiary_id AS "beneficiaryId", t.card_id AS "cardId",
+  t.provider_id AS "providerId", t.reference, t.description, t.failure_reason AS "failureReason",
+  ${isoTimeSql('t.confirm_requested_at', 'confirmRequestedAt')}, ${isoTimeSql('t.created_at', 'createdAt')},
+  ${isoTimeSql('t.updated_at', 'updatedAt')}, ${isoTimeSql('t.completed_at', 'completedAt')}, t.created_by AS "createdBy"`;
 
 /** The columns of `CardMovementRow`, named as its fields (instants as `isoTime` text), for a table aliased `t`. */
 export const CARD_MOVEMENT_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.currency, t.card_id AS "cardId",

@@ -11,7 +11,7 @@
  */
 import { type SqlStatement, statementName } from '../database/sql';
 import type { TransactionDirection, TransactionKind, TransactionStatus } from '../generated/prisma/enums';
-import { LEDGER_ROW_COLUMNS } from './ledger-row';
+import { LEDGER_PAGE_COLUMNS, LEDGER_ROW_COLUMNS } from './ledger-row';
 
 /** The filters of a finance read, already validated and typed. Every present one must match. */
 export interface TransactionFilter {
@@ -112,7 +112,7 @@ export function listStatement(
   }
   values.push(limit + 1);
   const text = [
-    `SELECT ${LEDGER_ROW_COLUMNS} FROM transactions t`,
+    `SELECT ${LEDGER_PAGE_COLUMNS} FROM transactions t`,
     where.length ? `WHERE ${where.join(' AND ')}` : '',
     orderBy(order),
     `LIMIT $${values.length}`,

@@ -15,7 +15,7 @@ import { isoTime } from '../common/pagination';
 import type { TransactionEventData } from '../outbound/gateway-events';
 import type { PayoutDto } from '../payouts/payout.dto';
 import type { SwapDto } from '../swaps/swap.dto';
-import type { CardMovementRow, LedgerRow } from './ledger-row';
+import type { CardMovementRow, LedgerPageRow, LedgerRow } from './ledger-row';
 import type { StatusChangeDto, TransactionDetailDto, TransactionDto } from './transaction.dto';
 import type { TransactionWithHistoryRow } from './transactions.repository';
 
@@ -37,15 +37,16 @@ function commonFields(row: LedgerRow) {
 }
 
 /** The row's exchange rate as an exact canonical decimal string (money.ts parseRate), or null. */
-function rateOf(row: LedgerRow): string | null {
+function rateOf(row: Pick<LedgerRow, 'exchangeRate'>): string | null {
   return row.exchangeRate === null ? null : parseRate(row.exchangeRate.toFixed());
 }
 
 /**
  * A ledger row as the finance API answers it: minor units as JSON numbers (exact integer strings
- * beyond 2^53), their major-unit decimal strings where the currency's digits are known, ISO 8601 UTC times.
+ * beyond 2^53), their major-unit decimal strings where the currency's digits are known, ISO 8601 UTC
+ * times (a LedgerRow's Dates, or a page row's `isoTime` text as it is: LedgerPageRow).
  */
-export function toTransactionDto(row: LedgerRow): TransactionDto {
+export function toTransactionDto(row: LedgerPageRow): TransactionDto {
   const amountDecimal = tryFormatMajor(row.amount, row.currency);
   const feeDecimal = tryFormatMajor(row.fee, row.currency);
   const counterAmountDecimal =
@@ -60,9 +61,9 @@ export function toTransactionDto(row: LedgerRow): TransactionDto {
     reference: row.reference,
     providerId: row.providerId,
     failureReason: row.failureReason,
-    createdAt: row.createdAt.toISOString(),
-    updatedAt: row.updatedAt.toISOString(),
-    completedAt: row.completedAt?.toISOString() ?? null,
+    createdAt: isoTime(row.createdAt),
+    updatedAt: isoTime(row.updatedAt),
+    completedAt: row.completedAt === null ? null : isoTime(row.completedAt),
     kind: row.kind,
     direction: row.direction,
     amount: minorToJson(row.amount),

@@ -5,7 +5,7 @@ import QueryStream from 'pg-query-stream';
 import { ReadPool } from '../database/read-pool';
 import { READ_POOL_TYPES } from '../database/sql';
 import type { StatusChangeSource, TransactionStatus } from '../generated/prisma/enums';
-import type { LedgerRow } from './ledger-row';
+import type { LedgerPageRow, LedgerRow } from './ledger-row';
 import {
   exportStatement,
   getWithHistoryStatement,
@@ -48,14 +48,14 @@ export interface SummaryRow {
 export class TransactionsRepository {
   constructor(private readonly pool: ReadPool) {}
 
-  /** `limit + 1` rows after `after` in `order` (the caller trims and builds the cursor). */
+  /** `limit + 1` rows after `after` in `order` (the caller trims and builds the cursor), instants as `isoTime` text. */
   async list(
     filter: TransactionFilter,
     order: SortOrder,
     after: KeysetPosition | undefined,
     limit: number,
-  ): Promise<LedgerRow[]> {
-    return this.pool.rows<LedgerRow>(listStatement(filter, order, after, limit));
+  ): Promise<LedgerPageRow[]> {
+    return this.pool.rows<LedgerPageRow>(listStatement(filter, order, after, limit));
   }
 
   /**

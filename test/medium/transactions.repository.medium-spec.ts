@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { ReadPool } from '../../src/database/read-pool';
 import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
-import type { LedgerRow } from '../../src/transactions/ledger-row';
+import type { LedgerPageRow, LedgerRow } from '../../src/transactions/ledger-row';
 import { TransactionsRepository } from '../../src/transactions/transactions.repository';
 import { mediumWorld, type MediumWorld } from '../support/medium';
 
@@ -54,7 +54,7 @@ describe('TransactionsRepository on a real database', () => {
     expect(first).toMatchObject({ id: c.id, amount: 900n, kind: 'collection' });
   });
 
-  it('a finance row is the ledger row Prisma reads (LedgerRow: every column but the provider payload)', async () => {
+  it('a finance row is the ledger row Prisma reads (LedgerRow: every column but the provider payload; a page row has its instants as ISO text)', async () => {
     const t = await world.prisma.transaction.create({
       data: {
         kind: 'payout',
@@ -73,7 +73,13 @@ describe('TransactionsRepository on a real database', () => {
     });
     const { providerPayload: _payload, ...expected } = t;
     const [listed] = await repo.list({ currency: 'XLR' }, 'desc', undefined, 10);
-    expect(listed).toEqual(expected);
+    expect(listed).toEqual({
+      ...expected,
+      createdAt: t.createdAt.toISOString(),
+      updatedAt: t.updatedAt.toISOString(),
+      completedAt: t.completedAt?.toISOString(),
+      confirmRequestedAt: null,
+    });
     expect(listed.exchangeRate?.toFixed()).toBe('0.000000012345');
     const { statusHistory: _history, ...detail } = (await repo.getWithHistory(t.id)) as NonNullable<
       Awaited<ReturnType<TransactionsRepository['getWithHistory']>>
@@ -95,11 +101,12 @@ describe('TransactionsRepository on a real database', () => {
       const seen: string[] = [];
       let after: { createdAt: Date; id: string } | undefined;
       for (;;) {
-        const page: LedgerRow[] = await repo.list({ currency: 'XKS' }, order, after, 1);
+        const page: LedgerPageRow[] = await repo.list({ currency: 'XKS' }, order, after, 1);
         seen.push(page[0].id);
         if (page.length <= 1) break;
         expect(page).toHaveLength(2);
-        after = { createdAt: page[0].createdAt, id: page[0].id };
+        // The cursor carries the page's text instant back as the Date a decoded cursor gives.
+        after = { createdAt: new Date(page[0].createdAt), id: page[0].id };
       }
       expect(seen).toEqual(order === 'desc' ? all : [...all].reverse());
     }
