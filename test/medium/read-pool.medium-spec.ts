@@ -65,8 +65,11 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
     }
     expect(await customers.findById(randomUUID())).toBeNull();
 
-    const prismaPage = (where: Prisma.CustomerWhereInput, take: number) =>
-      world.prisma.customer.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take });
+    // The page reads its instants as ISO text (CustomerRow): Prisma's rows with theirs written out.
+    const prismaPage = async (where: Prisma.CustomerWhereInput, take: number) =>
+      (await world.prisma.customer.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take })).map(
+        (c) => ({ ...c, createdAt: c.createdAt.toISOString(), updatedAt: c.updatedAt.toISOString() }),
+      );
     const ids = new Set(made.map((c) => c.id));
     const mine = { id: { in: [...ids] } };
     // Walk every page of 2 and compare with Prisma's order.
