@@ -15,17 +15,20 @@ import type { Transaction } from '../generated/prisma/client';
  */
 export type LedgerRow = Omit<Transaction, 'providerPayload'>;
 
+/** Every column of `transactions` but `provider_payload` and the instants, named as the Transaction type's fields. */
+const LEDGER_FIELDS = `t.id, t.kind, t.direction, t.status, t.amount, t.fee, t.currency,
+  t.counter_amount AS "counterAmount", t.counter_currency AS "counterCurrency", t.exchange_rate AS "exchangeRate",
+  t.customer_id AS "customerId", t.beneficiary_id AS "beneficiaryId", t.card_id AS "cardId",
+  t.provider_id AS "providerId", t.reference, t.description, t.failure_reason AS "failureReason",
+  t.created_by AS "createdBy"`;
+
 /**
  * Every column of `transactions` but `provider_payload`, named as the Transaction type's fields
  * (quoted camelCase aliases), for a table aliased `t`. Used as is by the finance reads and, with
  * `t.provider_payload AS "providerPayload"` added, for the ledger's raw RETURNING.
  */
-export const LEDGER_ROW_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.fee, t.currency,
-  t.counter_amount AS "counterAmount", t.counter_currency AS "counterCurrency", t.exchange_rate AS "exchangeRate",
-  t.customer_id AS "customerId", t.beneficiary_id AS "beneficiaryId", t.card_id AS "cardId",
-  t.provider_id AS "providerId", t.reference, t.description, t.failure_reason AS "failureReason",
-  t.confirm_requested_at AS "confirmRequestedAt", t.created_at AS "createdAt", t.updated_at AS "updatedAt",
-  t.completed_at AS "completedAt", t.created_by AS "createdBy"`;
+export const LEDGER_ROW_COLUMNS = `${LEDGER_FIELDS}, t.confirm_requested_at AS "confirmRequestedAt",
+  t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.completed_at AS "completedAt"`;
 
 /**
  * The ledger row's fields a card movement shows (toCardMovementDto, CardTransactionDto): a
@@ -66,12 +69,9 @@ type LedgerInstant = 'createdAt' | 'updatedAt' | 'completedAt' | 'confirmRequest
 export type LedgerPageRow = IsoInstants<LedgerRow, LedgerInstant>;
 
 /** LEDGER_ROW_COLUMNS with the instants as `isoTime` text (`LedgerPageRow`), for a table aliased `t`. */
-export const LEDGER_PAGE_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.fee, t.currency,
-  t.counter_amount AS "counterAmount", t.counter_currency AS "counterCurrency", t.exchange_rate AS "exchangeRate",
-  t.customer_id AS "customerId", t.beneficiary_id AS "beneficiaryId", t.card_id AS "cardId",
-  t.provider_id AS "providerId", t.reference, t.description, t.failure_reason AS "failureReason",
-  ${isoTimeSql('t.confirm_requested_at', 'confirmRequestedAt')}, ${isoTimeSql('t.created_at', 'createdAt')},
-  ${isoTimeSql('t.updated_at', 'updatedAt')}, ${isoTimeSql('t.completed_at', 'completedAt')}, t.created_by AS "createdBy"`;
+export const LEDGER_PAGE_COLUMNS = `${LEDGER_FIELDS}, ${isoTimeSql('t.confirm_requested_at', 'confirmRequestedAt')},
+  ${isoTimeSql('t.created_at', 'createdAt')}, ${isoTimeSql('t.updated_at', 'updatedAt')},
+  ${isoTimeSql('t.completed_at', 'completedAt')}`;
 
 /** The columns of `CardMovementRow`, named as its fields (instants as `isoTime` text), for a table aliased `t`. */
 export const CARD_MOVEMENT_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.currency, t.card_id AS "cardId",
