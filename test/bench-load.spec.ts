@@ -7,13 +7,19 @@ import { DELAY_MS, fixedDelayRun, STALL_MS, stallRun, startTestServer } from '..
 // only make a figure larger, and generous where it could go either way.
 describe('bench/load.ts paced mode (open loop)', () => {
   it('reports a fixed server delay: never below it, and close to it at the median', async () => {
-    const run = await fixedDelayRun(100, 1.5);
-    expect(run.requests).toBe(150);
-    expect(run.errors).toBe(0);
-    expect(run.non2xx).toBe(0);
-    expect(run.p50).toBeGreaterThanOrEqual(DELAY_MS);
-    // Upper bound loose: the suite runs beside other busy test files on two cores.
-    expect(run.p50).toBeLessThan(DELAY_MS * 5);
+    // Upper bound loose, and checked on the best of up to three runs: the suite runs beside other
+    // busy test files on two cores, which can only make a run slower (seen: a median of 183 ms for
+    // the 20 ms server on a slower machine). A tool that inflates latencies fails all three.
+    const medians: number[] = [];
+    for (let attempt = 0; attempt < 3 && !medians.some((p50) => p50 < DELAY_MS * 5); attempt++) {
+      const run = await fixedDelayRun(100, 1.5);
+      expect(run.requests).toBe(150);
+      expect(run.errors).toBe(0);
+      expect(run.non2xx).toBe(0);
+      expect(run.p50).toBeGreaterThanOrEqual(DELAY_MS);
+      medians.push(run.p50);
+    }
+    expect(Math.min(...medians)).toBeLessThan(DELAY_MS * 5);
   });
 
   it('counts a server stall against every request due during it (coordinated omission corrected)', async () => {
