@@ -162,15 +162,19 @@ export function formatMajor(minor: bigint, currency: string): string {
 }
 
 /** Number.MAX_SAFE_INTEGER as a bigint, made once (every mapped amount is compared with it). */
-export const MAX_SAFE_MINOR = BigInt(Number.MAX_SAFE_INTEGER);
+const MAX_SAFE_MINOR = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** Whether `minor` is within ±(2^53 − 1): an exact JSON number (the API's and the provider's amounts). */
+export function isSafeMinor(minor: bigint): boolean {
+  return minor <= MAX_SAFE_MINOR && minor >= -MAX_SAFE_MINOR;
+}
 
 /**
  * Minor units for a JSON answer or event: a number while within ±Number.MAX_SAFE_INTEGER, else an
  * exact integer string (never a rounded number, never an error for a stored amount).
  */
 export function minorToJson(minor: bigint): number | string {
-  const safe = minor <= MAX_SAFE_MINOR && minor >= -MAX_SAFE_MINOR;
-  return safe ? Number(minor) : minor.toString();
+  return isSafeMinor(minor) ? Number(minor) : minor.toString();
 }
 
 /** Major-unit decimal string, or undefined for a currency the gateway has no exponent for. */
@@ -183,9 +187,7 @@ export function tryFormatMajor(minor: bigint, currency: string): string | undefi
  * @throws ValidationError (field `amount`) when beyond ±Number.MAX_SAFE_INTEGER.
  */
 export function minorToNumber(minor: bigint): number {
-  if (minor > MAX_SAFE_MINOR || minor < -MAX_SAFE_MINOR) {
-    throw invalid('amount', 'is beyond the largest safe JSON integer');
-  }
+  if (!isSafeMinor(minor)) throw invalid('amount', 'is beyond the largest safe JSON integer');
   return Number(minor);
 }
 

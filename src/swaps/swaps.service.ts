@@ -9,7 +9,7 @@ import {
   ValidationError,
 } from '../common/errors';
 import { holdIdempotencyClaim, idempotentWriteSql, lostClaim } from '../common/idempotency/idempotency-context';
-import { MAX_SAFE_MINOR, minorToNumber, parseRate } from '../common/money';
+import { isSafeMinor, minorToNumber, parseRate } from '../common/money';
 import { newReference } from '../common/reference';
 import type { Prisma, SwapQuote, TransactionStatus } from '../generated/prisma/client';
 import { ProviderClient } from '../provider';
@@ -45,6 +45,14 @@ function swapOutcome(providerStatus: string): TransactionStatus {
 }
 
 /**
+ * Why a quote request is refused after the provider answered it: the quoted target amount (or fee)
+ * is beyond 2^53 − 1 minor units, which the API cannot answer as an exact JSON number (and, at
+ * 2^63, the ledger cannot hold). The provider's quote is left to expire; nothing is stored.
+ */
+export const QUOTE_BEYOND_SAFE_MESSAGE =
+  'is too large for this currency pair: the quoted target amount is beyond 2^53 - 1 minor units';
+
+/**
  * Currency swaps between the account's wallets, in two steps (provider-api.md "Swaps",
  * "Swap quote", "Swap transaction", "Limits"): a quote (stored per API client, valid until
  * `expiresAt`, about 250 s), then its execution (finalize-swap, `success` at once; the provider
@@ -67,14 +75,6 @@ function swapOutcome(providerStatus: string): TransactionStatus {
  * A quote whose source amount or currency differs from the request is never stored (502
  * `provider_amount_mismatch`), so it can never be executed.
  */
-/**
- * Why a quote request is refused after the provider answered it: the quoted target amount (or fee)
- * is beyond 2^53 − 1 minor units, which the API cannot answer as an exact JSON number (and, at
- * 2^63, the ledger cannot hold). The provider's quote is left to expire; nothing is stored.
- */
-export const QUOTE_BEYOND_SAFE_MESSAGE =
-  'is too large for this currency pair: the quoted target amount is beyond 2^53 - 1 minor units';
-
 @Injectable()
 export class SwapsService implements OnModuleInit {
   constructor(
@@ -140,7 +140,7 @@ export class SwapsService implements OnModuleInit {
     }
     // A quote the API could not answer exactly (its amounts are JSON numbers) or the ledger could not
     // hold: a source amount near 2^53 at a rate of 1,500 quotes more than 2^63 minor units.
-    if (upstream.targetAmountMinor > MAX_SAFE_MINOR || upstream.feeMinor > MAX_SAFE_MINOR) {
+    if (!isSafeMinor(upstream.targetAmountMinor) || !isSafeMinor(upstream.feeMinor)) {
       throw new ValidationError([{ field: 'amount', message: QUOTE_BEYOND_SAFE_MESSAGE }]);
     }
     // The quote and the request's audit event (`swap_quote.create`): one statement, both or neither.

@@ -272,22 +272,31 @@ describe('swap and card write path statements (node-postgres) on a real database
       owner,
       creator: null,
     });
+    /** recordMoneyMove of top-up `data` on card `cardId` by `actorId`, noting it under `key` with its audit event. */
+    const recordTopUp = async (
+      cardId: string,
+      owner: string | undefined,
+      actorId: string,
+      key: IdempotencyClaim,
+      data: ReturnType<typeof topUp>,
+    ) =>
+      heldKey(
+        await cards.recordMoneyMove(
+          cardId,
+          conditions(owner),
+          data,
+          { source: 'api', actorId },
+          IdempotencyRepository.noteResourceSql(key, 'card_topup', data.id, CARD_WRITABLE),
+          insertAuditEventSql(event(cardId, { transactionId: data.id }), INSERTED),
+        ),
+      );
 
     it("recordMoneyMove writes the row (the card's currency, customer and owner), note and audit event together", async () => {
       const clientId = await apiClient();
       const c = await card('active', clientId);
       const k = await claim(clientId);
       const data = topUp(c.id);
-      const written = heldKey(
-        await cards.recordMoneyMove(
-          c.id,
-          conditions(clientId),
-          data,
-          { source: 'api', actorId: clientId },
-          IdempotencyRepository.noteResourceSql(k, 'card_topup', data.id, CARD_WRITABLE),
-          insertAuditEventSql(event(c.id, { transactionId: data.id }), INSERTED),
-        ),
-      );
+      const written = await recordTopUp(c.id, clientId, clientId, k, data);
       expect(written?.writable).toBe(true);
       expect(written?.card).toMatchObject({ id: c.id, status: 'active', providerId: c.providerId });
       expect(written?.row).toMatchObject({
@@ -320,21 +329,8 @@ describe('swap and card write path statements (node-postgres) on a real database
       ] as const) {
         const k = await claim(clientId);
         const data = topUp(c.id);
-        const written = heldKey(
-          await cards.recordMoneyMove(
-            c.id,
-            conditions(owner),
-            data,
-            { source: 'api', actorId: clientId },
-            IdempotencyRepository.noteResourceSql(
-              lose ? { ...k, leaseExpiresAt: new Date(k.leaseExpiresAt.getTime() + 1) } : k,
-              'card_topup',
-              data.id,
-              CARD_WRITABLE,
-            ),
-            insertAuditEventSql(event(c.id, { transactionId: data.id }), INSERTED),
-          ),
-        );
+        const key = lose ? { ...k, leaseExpiresAt: new Date(k.leaseExpiresAt.getTime() + 1) } : k;
+        const written = await recordTopUp(c.id, owner, clientId, key, data);
         expect(written?.row).toBeNull();
         expect(written?.writable).toBe(lose);
         expect(await rowCount(data.id)).toBe(0);
