@@ -115,9 +115,8 @@ export class CardTransactionsService {
       },
       data,
       entry,
-      key.note,
+      key,
       auditedChangeSql(cardId, INSERTED, { transactionId: id }),
-      key.claim,
     );
     key.settled(written !== 'taken');
     if (written === 'taken') throw lostClaim();

@@ -4,7 +4,7 @@ import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId, ownerFilter } from '../audit/ownership';
 import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { NotFoundError } from '../common/errors';
-import { idempotencyKeyCtes, KEY_HELD } from '../common/idempotency/idempotency-context';
+import { idempotencyKeyCtes, KEY_HELD, type ResourceKeySql } from '../common/idempotency/idempotency-context';
 import { afterCursor } from '../common/pagination';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
@@ -406,15 +406,16 @@ export class CardsRepository {
    * as lockForMoneyMove: a terminate claimed before it refuses it, one claimed after waits until the
    * row exists): the row is written only if the card is in one of `statuses`, has a provider id,
    * has no `terminate` claim started after `liveSince` (a live one: `liveTransition`) and, when
-   * `owner` is given (OWNERSHIP=client), was created by it; then `key` (a deferred Idempotency-Key
-   * claim: the key's record inserted, noting the row as its resource where the card qualified,
-   * `idempotentClaimSql(…, CARD_WRITABLE)`) or `note` (for a claim already held: the key's note of
-   * the row, `idempotentResourceNote(…, CARD_WRITABLE)`) runs, and only if the key is the request's
-   * (and, with `note`, the note found it so) are the row, its first history entry (`entry`) and
+   * `owner` is given (OWNERSHIP=client), was created by it; then `key.claim` (a deferred
+   * Idempotency-Key claim: the key's record inserted, noting the row as its resource where the card
+   * qualified, `idempotentClaimSql(…, CARD_WRITABLE)`) or `key.note` (for a claim already held: the
+   * key's note of the row, `idempotentResourceNote(…, CARD_WRITABLE)`; both null outside an
+   * idempotent request: `idempotentWriteSql` gives the pair) runs, and only if the key is the
+   * request's (and, with a note, the note found it so) are the row, its first history entry (`entry`) and
    * `audit` (the request's audit event, conditioned on INSERTED) written: all of it or nothing. The
    * row takes the card's currency and customer, and its `created_by` (`creator` when the card has
-   * none). Returns `taken` when `key` found the Idempotency-Key taken (nothing written); null when
-   * there is no card `cardId` (nothing written but `key`'s record); else the card as locked (what
+   * none). Returns `taken` when `key.claim` found the Idempotency-Key taken (nothing written); null when
+   * there is no card `cardId` (nothing written but `key.claim`'s record); else the card as locked (what
    * decided), whether it qualified (`writable`), and the row written (the Transaction type, as Prisma
    * reads it), null when nothing was written (the card did not qualify, or the Idempotency-Key claim
    * was lost: `writable` and no row).
@@ -424,9 +425,8 @@ export class CardsRepository {
     conditions: MoneyMoveConditions,
     row: WriteAheadRow,
     entry: StatusChangeEntry,
-    note: Prisma.Sql | null,
+    key: ResourceKeySql,
     audit: Prisma.Sql | null,
-    key: Prisma.Sql | null = null,
   ): Promise<MoneyMoveWritten | 'taken' | null> {
     const { statuses, liveSince, owner, creator } = conditions;
     const [result] = await this.prisma.sql<
@@ -452,7 +452,7 @@ export class CardsRepository {
         WHERE l.status::text = ANY(${statuses}::text[]) AND l.provider_id IS NOT NULL
           AND NOT COALESCE(l.transition = 'terminate' AND l.transition_started_at > ${liveSince}::timestamptz, false)
           AND (${owner ?? null}::uuid IS NULL OR l.created_by = ${owner ?? null}::uuid)),
-      ${idempotencyKeyCtes({ claim: key, note })},
+      ${idempotencyKeyCtes(key)},
       ${ledgerInsertCtes(row, entry, Prisma.sql`${CARD_WRITABLE} AND EXISTS (SELECT 1 FROM note)`, {
         currency: Prisma.sql`SELECT currency FROM cur`,
         customerId: Prisma.sql`SELECT customer_id FROM cur`,
@@ -461,13 +461,13 @@ export class CardsRepository {
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
       SELECT l.status AS "cardStatus", l.provider_id AS "cardProviderId", l.transition AS "cardTransition",
              l.transition_started_at AS "cardTransitionStartedAt", l.created_by AS "cardCreatedBy",
-             l.id IS NOT NULL AS "cardFound", EXISTS (SELECT 1 FROM cur) AS writable,
+             l.id IS NOT NULL AS "cardFound", ${CARD_WRITABLE} AS writable,
              ${KEY_HELD}, ins.*
       FROM (SELECT 1) AS one LEFT JOIN locked l ON true LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
       'card_money_move',
     );
-    if (key && !result.keyHeld) return 'taken';
+    if (key.claim && !result.keyHeld) return 'taken';
     if (!result.cardFound) return null;
     const {
       cardStatus,

@@ -36,10 +36,7 @@ export interface CreatedAtCursor {
 }
 
 /** What `encodeCursor` takes: the last row's `createdAt` as a Date or as `isoTime` text, and its id. */
-export interface IsoCreatedAtCursor {
-  createdAt: Date | string;
-  id: string;
-}
+export type IsoCreatedAtCursor = IsoInstants<CreatedAtCursor, 'createdAt'>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

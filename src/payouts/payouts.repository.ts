@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { idempotencyKeyCtes, KEY_HELD, noteIdempotentResource } from '../common/idempotency/idempotency-context';
+import {
+  idempotencyKeyCtes,
+  KEY_HELD,
+  noteIdempotentResource,
+  type ResourceKeySql,
+} from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
 import { namedStatement, READ_POOL_TYPES } from '../database/sql';
@@ -70,26 +75,26 @@ export class PayoutsRepository {
   /**
    * Claims the right to confirm payout `id`, in ONE statement sent through node-postgres (it commits
    * alone; prepared once per connection): locks the row (FOR UPDATE) if it is a payout `initiated`, not already being confirmed,
-   * and created by `owner` when given (OWNERSHIP=client: `ownerRestriction()`); then runs `key` (a
+   * and created by `owner` when given (OWNERSHIP=client: `ownerRestriction()`); then runs `key.claim` (a
    * deferred Idempotency-Key claim: the key's record inserted, noting the payout as its resource
-   * where it was claimable, `idempotentClaimSql(…, onlyIf = CONFIRM_CLAIMABLE)`) or `note` (for a
+   * where it was claimable, `idempotentClaimSql(…, onlyIf = CONFIRM_CLAIMABLE)`) or `key.note` (for a
    * claim already held: the key's note of the payout, an `UPDATE … RETURNING 1` made with
-   * `idempotentResourceNote(…, onlyIf = CONFIRM_CLAIMABLE)`); then, only if the key is the request's
-   * (and, with `note`, the note found it so), sets `confirmRequestedAt` (and `updatedAt`) and runs
+   * `idempotentResourceNote(…, onlyIf = CONFIRM_CLAIMABLE)`); both are null outside an idempotent
+   * request (`idempotentWriteSql` gives the pair). Then, only if the key is the request's
+   * (and, with a note, the note found it so), sets `confirmRequestedAt` (and `updatedAt`) and runs
    * `audit` (the request's audit event, `auditedChangeSql(…, CONFIRM_WON)`). The claim and the note
    * are written together or not at all (the row stays locked between them); the key's record is
-   * inserted (as `key` says) whether or not the payout was claimable. Returns the claimed row as it
-   * is now (typed as Prisma reads it) to the one caller that won the claim; `taken` when `key` found
+   * inserted (as `key.claim` says) whether or not the payout was claimable. Returns the claimed row as it
+   * is now (typed as Prisma reads it) to the one caller that won the claim; `taken` when `key.claim` found
    * the Idempotency-Key taken (nothing written); `lost` when the payout could be claimed but the
    * note found the claim lost to a retry (nothing written: 409); null otherwise (no such payout,
-   * another client's, or not confirmable: nothing written but `key`'s record).
+   * another client's, or not confirmable: nothing written but `key.claim`'s record).
    */
   async claimConfirm(
     id: string,
-    note: Prisma.Sql | null,
+    key: ResourceKeySql,
     audit: Prisma.Sql | null,
     owner: string | undefined,
-    key: Prisma.Sql | null = null,
   ): Promise<Transaction | 'lost' | 'taken' | null> {
     const now = new Date();
     const [result] = await this.prisma.sql<Transaction & { claimable: boolean; keyHeld: boolean }>(
@@ -99,19 +104,19 @@ export class PayoutsRepository {
         WHERE t.id = ${id}::uuid AND t.kind = 'payout' AND t.status = 'initiated' AND t.confirm_requested_at IS NULL
           AND (${owner ?? null}::uuid IS NULL OR t.created_by = ${owner ?? null}::uuid)
         FOR UPDATE),
-      ${idempotencyKeyCtes({ claim: key, note })},
+      ${idempotencyKeyCtes(key)},
       won AS (
         UPDATE transactions t SET confirm_requested_at = ${now}::timestamptz, updated_at = ${now}::timestamptz
         FROM cur
         WHERE t.id = cur.id AND EXISTS (SELECT 1 FROM note)
         RETURNING ${PAYOUT_COLUMNS}),
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
-      SELECT won.*, EXISTS (SELECT 1 FROM cur) AS claimable, ${KEY_HELD}
+      SELECT won.*, ${CONFIRM_CLAIMABLE} AS claimable, ${KEY_HELD}
       FROM (SELECT 1) AS one LEFT JOIN won ON true`,
       READ_POOL_TYPES,
       'payout_claim_confirm',
     );
-    if (key && !result?.keyHeld) return 'taken';
+    if (key.claim && !result?.keyHeld) return 'taken';
     if (!result?.id) return result?.claimable ? 'lost' : null;
     const { claimable: _claimable, keyHeld: _keyHeld, ...row } = result;
     return row;

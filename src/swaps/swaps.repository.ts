@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { idempotencyKeyCtes, KEY_HELD } from '../common/idempotency/idempotency-context';
+import { idempotencyKeyCtes, KEY_HELD, type ResourceKeySql } from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
 import { namedStatement, READ_POOL_TYPES } from '../database/sql';
@@ -91,17 +91,18 @@ export class SwapsRepository {
    * row `row` (its id linked from the quote) in ONE statement through node-postgres (it commits
    * alone; prepared once per connection): locks the quote (FOR UPDATE) if it is the client's, `open`
    * and not expired at `now`;
-   * runs `key` (a deferred Idempotency-Key claim: the key's record inserted, noting the swap as its
-   * resource where the quote was claimable, `idempotentClaimSql(…, QUOTE_CLAIMABLE)`) or `note` (for
-   * a claim already held: the key's note of the swap, `idempotentResourceNote(…, QUOTE_CLAIMABLE)`);
-   * then, only if the key is the request's (and, with `note`, the note found it so), moves the quote to
+   * runs `key.claim` (a deferred Idempotency-Key claim: the key's record inserted, noting the swap as
+   * its resource where the quote was claimable, `idempotentClaimSql(…, QUOTE_CLAIMABLE)`) or `key.note`
+   * (for a claim already held: the key's note of the swap, `idempotentResourceNote(…, QUOTE_CLAIMABLE)`;
+   * both null outside an idempotent request: `idempotentWriteSql` gives the pair);
+   * then, only if the key is the request's (and, with a note, the note found it so), moves the quote to
    * `executing` and inserts the row with its first history entry (`entry`) and `audit` (the
    * request's audit event, `auditedChangeSql(…, INSERTED)`). All of it or nothing: of any number of
    * concurrent requests for one quote, one gets the row. Returns the row (the Transaction type, as
    * Prisma reads it); `lost` when the quote could be claimed but the Idempotency-Key claim was lost to
-   * a retry (nothing written: 409, the provider must not be called); `taken` when `key` found the
+   * a retry (nothing written: 409, the provider must not be called); `taken` when `key.claim` found the
    * Idempotency-Key taken (nothing written); null when the quote cannot be claimed (absent, another
-   * client's, not `open`, expired: nothing written but `key`'s record).
+   * client's, not `open`, expired: nothing written but `key.claim`'s record).
    */
   async claimAndRecord(
     quoteId: string,
@@ -109,9 +110,8 @@ export class SwapsRepository {
     now: Date,
     row: WriteAheadRow,
     entry: StatusChangeEntry,
-    note: Prisma.Sql | null,
+    key: ResourceKeySql,
     audit: Prisma.Sql | null,
-    key: Prisma.Sql | null = null,
   ): Promise<Transaction | 'lost' | 'taken' | null> {
     const [result] = await this.prisma.sql<Transaction & { claimable: boolean; keyHeld: boolean }>(
       Prisma.sql`
@@ -120,7 +120,7 @@ export class SwapsRepository {
         WHERE q.id = ${quoteId}::uuid AND q.client_id = ${clientId}::uuid AND q.status = 'open'
           AND q.expires_at > ${now}::timestamptz
         FOR UPDATE),
-      ${idempotencyKeyCtes({ claim: key, note })},
+      ${idempotencyKeyCtes(key)},
       claimed AS (
         UPDATE swap_quotes q SET status = 'executing', transaction_id = ${row.id}::uuid
         FROM cur
@@ -128,12 +128,12 @@ export class SwapsRepository {
         RETURNING q.id),
       ${ledgerInsertCtes(row, entry, Prisma.sql`EXISTS (SELECT 1 FROM claimed)`)},
       audit AS (${audit ?? Prisma.sql`SELECT 1 WHERE false`})
-      SELECT ins.*, EXISTS (SELECT 1 FROM cur) AS claimable, ${KEY_HELD}
+      SELECT ins.*, ${QUOTE_CLAIMABLE} AS claimable, ${KEY_HELD}
       FROM (SELECT 1) AS one LEFT JOIN ins ON true`,
       READ_POOL_TYPES,
       'swap_claim_record',
     );
-    if (key && !result?.keyHeld) return 'taken';
+    if (key.claim && !result?.keyHeld) return 'taken';
     if (!result?.id) return result?.claimable ? 'lost' : null;
     const { claimable: _claimable, keyHeld: _keyHeld, ...inserted } = result;
     return inserted;

@@ -221,9 +221,8 @@ export class SwapsService implements OnModuleInit {
       now,
       data,
       entry,
-      key.note,
+      key,
       auditedChangeSql(transactionId, INSERTED),
-      key.claim,
     );
     key.settled(recorded !== 'taken');
     if (recorded === 'lost' || recorded === 'taken') throw lostClaim();

@@ -5,7 +5,7 @@ import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.
 import { Prisma } from '../../src/generated/prisma/client';
 import { CONFIRM_CLAIMABLE, CONFIRM_WON, PayoutsRepository } from '../../src/payouts/payouts.repository';
 import { INSERTED, LedgerRepository } from '../../src/transactions/ledger.repository';
-import { insertLedgerRow, mediumWorld, type MediumWorld } from '../support/medium';
+import { insertLedgerRow, keyClaim, keyNote, mediumWorld, NO_KEY, type MediumWorld } from '../support/medium';
 
 /**
  * The payout write path's statements sent through node-postgres (one statement each, no
@@ -133,7 +133,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const [first, second] = [await claim(), await claim()];
     const won = await payouts.claimConfirm(
       row.id,
-      IdempotencyRepository.noteResourceSql(first, 'payout', row.id, CONFIRM_CLAIMABLE),
+      keyNote(IdempotencyRepository.noteResourceSql(first, 'payout', row.id, CONFIRM_CLAIMABLE)),
       insertAuditEventSql(event(row.id), CONFIRM_WON),
       undefined,
     );
@@ -142,7 +142,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     expect(await record(first)).toEqual({ resource_type: 'payout', resource_id: row.id });
     const again = await payouts.claimConfirm(
       row.id,
-      IdempotencyRepository.noteResourceSql(second, 'payout', row.id, CONFIRM_CLAIMABLE),
+      keyNote(IdempotencyRepository.noteResourceSql(second, 'payout', row.id, CONFIRM_CLAIMABLE)),
       insertAuditEventSql(event(row.id), CONFIRM_WON),
       undefined,
     );
@@ -158,7 +158,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     expect(
       await payouts.claimConfirm(
         row.id,
-        IdempotencyRepository.noteResourceSql(lost, 'payout', row.id, CONFIRM_CLAIMABLE),
+        keyNote(IdempotencyRepository.noteResourceSql(lost, 'payout', row.id, CONFIRM_CLAIMABLE)),
         insertAuditEventSql(event(row.id), CONFIRM_WON),
         undefined,
       ),
@@ -167,10 +167,10 @@ describe('payout write path statements (node-postgres) on a real database', () =
     expect(await record(c)).toEqual({ resource_type: null, resource_id: null });
     expect(await auditEvents(row.id)).toBe(0);
     // OWNERSHIP=client: another client's payout is not claimed (its created_by is null here).
-    expect(await payouts.claimConfirm(row.id, null, null, c.clientId)).toBeNull();
+    expect(await payouts.claimConfirm(row.id, NO_KEY, null, c.clientId)).toBeNull();
     const created = await insertLedgerRow(world, 'created');
-    expect(await payouts.claimConfirm(created.id, null, null, undefined)).toBeNull();
-    expect(await payouts.claimConfirm(row.id, null, null, undefined)).toMatchObject({ id: row.id });
+    expect(await payouts.claimConfirm(created.id, NO_KEY, null, undefined)).toBeNull();
+    expect(await payouts.claimConfirm(row.id, NO_KEY, null, undefined)).toMatchObject({ id: row.id });
   });
 
   /** A new API client and a deferred Idempotency-Key claim of it (nothing inserted yet). */
@@ -233,7 +233,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const written = await ledger.insertGuarded(
       payoutData(id, refs),
       { source: 'api', actorId: d.claim.clientId },
-      { claim: d.sql('payout', id, guard.onlyIf), note: null },
+      keyClaim(d.sql('payout', id, guard.onlyIf)),
       insertAuditEventSql(event(id), INSERTED),
       guard,
     );
@@ -268,7 +268,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
       const written = await ledger.insertGuarded(
         payoutData(id, pair),
         { source: 'api', actorId: null },
-        { claim: d.sql('payout', id, guard.onlyIf), note: null },
+        keyClaim(d.sql('payout', id, guard.onlyIf)),
         insertAuditEventSql(event(id), INSERTED),
         guard,
       );
@@ -290,7 +290,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     await ledger.insertGuarded(
       payoutData(firstId, refs),
       { source: 'api', actorId: null },
-      { claim: first.sql('payout', firstId, guard.onlyIf), note: null },
+      keyClaim(first.sql('payout', firstId, guard.onlyIf)),
       null,
       guard,
     );
@@ -298,7 +298,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const again = await ledger.insertGuarded(
       payoutData(id, refs),
       { source: 'api', actorId: null },
-      { claim: first.sql('payout', id, guard.onlyIf), note: null },
+      keyClaim(first.sql('payout', id, guard.onlyIf)),
       insertAuditEventSql(event(id), INSERTED),
       guard,
     );
@@ -317,7 +317,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const written = await ledger.insertGuarded(
       payoutData(lostId, refs),
       { source: 'api', actorId: null },
-      { claim: null, note: IdempotencyRepository.noteResourceSql(lost, 'payout', lostId, guard.onlyIf) },
+      keyNote(IdempotencyRepository.noteResourceSql(lost, 'payout', lostId, guard.onlyIf)),
       insertAuditEventSql(event(lostId), INSERTED),
       guard,
     );
@@ -331,10 +331,9 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const d = await deferred();
     const won = await payouts.claimConfirm(
       row.id,
-      null,
+      keyClaim(d.sql('payout', row.id, CONFIRM_CLAIMABLE)),
       insertAuditEventSql(event(row.id), CONFIRM_WON),
       undefined,
-      d.sql('payout', row.id, CONFIRM_CLAIMABLE),
     );
     expect(won).toMatchObject({ id: row.id, status: 'initiated' });
     expect(await fullRecord(d.claim)).toEqual({ state: 'in_progress', resource_type: 'payout', resource_id: row.id });
@@ -343,10 +342,9 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const other = await insertLedgerRow(world, 'initiated');
     const taken = await payouts.claimConfirm(
       other.id,
-      null,
+      keyClaim(d.sql('payout', other.id, CONFIRM_CLAIMABLE)),
       insertAuditEventSql(event(other.id), CONFIRM_WON),
       undefined,
-      d.sql('payout', other.id, CONFIRM_CLAIMABLE),
     );
     expect(taken).toBe('taken');
     expect(
@@ -358,10 +356,9 @@ describe('payout write path statements (node-postgres) on a real database', () =
     expect(
       await payouts.claimConfirm(
         row.id,
-        null,
+        keyClaim(late.sql('payout', row.id, CONFIRM_CLAIMABLE)),
         insertAuditEventSql(event(row.id), CONFIRM_WON),
         undefined,
-        late.sql('payout', row.id, CONFIRM_CLAIMABLE),
       ),
     ).toBeNull();
     expect(await fullRecord(late.claim)).toEqual({ state: 'in_progress', resource_type: null, resource_id: null });

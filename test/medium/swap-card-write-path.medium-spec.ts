@@ -6,7 +6,7 @@ import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.
 import { Prisma } from '../../src/generated/prisma/client';
 import { QUOTE_CLAIMABLE, QUOTE_INSERTED, SwapsRepository } from '../../src/swaps/swaps.repository';
 import { INSERTED, LedgerRepository, MOVED } from '../../src/transactions/ledger.repository';
-import { insertCard, mediumWorld, type MediumWorld } from '../support/medium';
+import { insertCard, keyNote, mediumWorld, NO_KEY, type MediumWorld } from '../support/medium';
 
 /**
  * The swap and card top-up write paths' statements sent through node-postgres (one statement
@@ -146,7 +146,7 @@ describe('swap and card write path statements (node-postgres) on a real database
           new Date(),
           data,
           { source: 'api', actorId: clientId },
-          IdempotencyRepository.noteResourceSql(c, 'swap', data.id, QUOTE_CLAIMABLE),
+          keyNote(IdempotencyRepository.noteResourceSql(c, 'swap', data.id, QUOTE_CLAIMABLE)),
           insertAuditEventSql(event(data.id), INSERTED),
         );
         return { c, data, result };
@@ -185,7 +185,7 @@ describe('swap and card write path statements (node-postgres) on a real database
         new Date(),
         data,
         { source: 'api', actorId: by },
-        IdempotencyRepository.noteResourceSql(c, 'swap', data.id, QUOTE_CLAIMABLE),
+        keyNote(IdempotencyRepository.noteResourceSql(c, 'swap', data.id, QUOTE_CLAIMABLE)),
         insertAuditEventSql(event(data.id), INSERTED),
       );
       expect(result).toBeNull();
@@ -206,11 +206,13 @@ describe('swap and card write path statements (node-postgres) on a real database
       new Date(),
       data,
       { source: 'api', actorId: clientId },
-      IdempotencyRepository.noteResourceSql(
-        { ...c, leaseExpiresAt: new Date(c.leaseExpiresAt.getTime() + 1) },
-        'swap',
-        data.id,
-        QUOTE_CLAIMABLE,
+      keyNote(
+        IdempotencyRepository.noteResourceSql(
+          { ...c, leaseExpiresAt: new Date(c.leaseExpiresAt.getTime() + 1) },
+          'swap',
+          data.id,
+          QUOTE_CLAIMABLE,
+        ),
       ),
       insertAuditEventSql(event(data.id), INSERTED),
     );
@@ -224,7 +226,7 @@ describe('swap and card write path statements (node-postgres) on a real database
     const clientId = await apiClient();
     const q = await quote(clientId);
     const data = swapRow(q.id);
-    await swaps.claimAndRecord(q.id, clientId, new Date(), data, { source: 'api', actorId: null }, null, null);
+    await swaps.claimAndRecord(q.id, clientId, new Date(), data, { source: 'api', actorId: null }, NO_KEY, null);
     const move = () =>
       ledger.moveOnce(
         data.id,
@@ -286,7 +288,7 @@ describe('swap and card write path statements (node-postgres) on a real database
           conditions(owner),
           data,
           { source: 'api', actorId },
-          IdempotencyRepository.noteResourceSql(key, 'card_topup', data.id, CARD_WRITABLE),
+          keyNote(IdempotencyRepository.noteResourceSql(key, 'card_topup', data.id, CARD_WRITABLE)),
           insertAuditEventSql(event(cardId, { transactionId: data.id }), INSERTED),
         ),
       );
@@ -339,14 +341,21 @@ describe('swap and card write path statements (node-postgres) on a real database
       }
       const absent = randomUUID();
       expect(
-        await cards.recordMoneyMove(absent, conditions(), topUp(absent), { source: 'api', actorId: null }, null, null),
+        await cards.recordMoneyMove(
+          absent,
+          conditions(),
+          topUp(absent),
+          { source: 'api', actorId: null },
+          NO_KEY,
+          null,
+        ),
       ).toBeNull();
     });
 
     it("moveOnce with the card's balance as its effect: counted once however often the move is sent", async () => {
       const c = await card('active');
       const data = topUp(c.id);
-      await cards.recordMoneyMove(c.id, conditions(), data, { source: 'api', actorId: null }, null, null);
+      await cards.recordMoneyMove(c.id, conditions(), data, { source: 'api', actorId: null }, NO_KEY, null);
       const settle = () =>
         ledger.moveOnce(
           data.id,

@@ -3,6 +3,7 @@ import type { Provider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { PII_CIPHER_PROVIDER } from '../../src/common/crypto/pii-cipher';
+import type { ResourceKeySql } from '../../src/common/idempotency/idempotency-context';
 import { PrismaService } from '../../src/database/prisma.service';
 import { ReadPool } from '../../src/database/read-pool';
 import type { Card, Prisma, Transaction, TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
@@ -10,6 +11,19 @@ import { ShutdownService } from '../../src/lifecycle/shutdown.service';
 import { createTestDatabase, type TestDatabase } from './database';
 
 /** A medium spec's world: real providers over the file's own migrated database, no HTTP. */
+/** A write outside an idempotent request: no Idempotency-Key claim to insert, no note to make. */
+export const NO_KEY: ResourceKeySql = { claim: null, note: null };
+
+/** A write under an Idempotency-Key claim already held: `note` notes the resource (idempotentResourceNote). */
+export function keyNote(note: Prisma.Sql): ResourceKeySql {
+  return { claim: null, note };
+}
+
+/** A write under a deferred Idempotency-Key claim: `claim` inserts the key's record (idempotentClaimSql). */
+export function keyClaim(claim: Prisma.Sql): ResourceKeySql {
+  return { claim, note: null };
+}
+
 export interface MediumWorld {
   db: TestDatabase;
   moduleRef: TestingModule;
