@@ -92,16 +92,24 @@ describe('provider resilience: circuit breaker, bulkhead, 429 (e2e)', () => {
     const peer = await startPeer(h);
     const peerMetrics = async () => (await request(peer.app.getHttpServer()).get('/metrics')).text;
     try {
-      await h.sim.setFault('createCustomer', { latencyMs: 400 });
+      await h.sim.setFault('createCustomer', { latencyMs: 550 });
       await h.sim.admin('DELETE', '/calls');
       const answers = Promise.all(
         ['bulk1@example.com', 'bulk2@example.com', 'bulk3@example.com'].map((email) =>
           request(peer.app.getHttpServer()).post('/v1/customers').set(auth()).send(customer(email)),
         ),
       );
-      // While the first call is at the provider: one call holds the slot, one waits, the third was refused.
+      // While the first call is at the provider (550 ms; the tests' provider timeout is 800): one call
+      // holds the slot and, once the second request has reached the bulkhead (on a busy machine it
+      // may still be reading the database when the first call arrives), one waits; the third is refused.
       while ((await h.sim.calls('createCustomer')).length === 0) await new Promise((r) => setTimeout(r, 20));
-      const during = await peerMetrics();
+      const queued = /^provider_bulkhead_calls\{state="queued"\} 1$/m;
+      const until = Date.now() + 400;
+      let during = await peerMetrics();
+      while (!queued.test(during) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 10));
+        during = await peerMetrics();
+      }
       expect(during).toMatch(/^provider_bulkhead_calls\{state="in_flight"\} 1$/m);
       expect(during).toMatch(/^provider_bulkhead_calls\{state="queued"\} 1$/m);
       const statuses = (await answers).map((r) => r.status);
