@@ -4,7 +4,7 @@ import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId, ownerFilter } from '../audit/ownership';
 import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { NotFoundError } from '../common/errors';
-import { idempotencyKeyCtes, KEY_HELD, type ResourceKeySql } from '../common/idempotency/idempotency-context';
+import { idempotencyKeyCtes, KEY_HELD, keyTaken, type ResourceKeySql } from '../common/idempotency/idempotency-context';
 import { afterCursor } from '../common/pagination';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
@@ -467,7 +467,7 @@ export class CardsRepository {
       READ_POOL_TYPES,
       'card_money_move',
     );
-    if (key.claim && !result.keyHeld) return 'taken';
+    if (keyTaken(key, result.keyHeld)) return 'taken';
     if (!result.cardFound) return null;
     const {
       cardStatus,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import {
   idempotencyKeyCtes,
   KEY_HELD,
+  keyTaken,
   noteIdempotentResource,
   type ResourceKeySql,
 } from '../common/idempotency/idempotency-context';
@@ -116,7 +117,7 @@ export class PayoutsRepository {
       READ_POOL_TYPES,
       'payout_claim_confirm',
     );
-    if (key.claim && !result?.keyHeld) return 'taken';
+    if (keyTaken(key, result?.keyHeld)) return 'taken';
     if (!result?.id) return result?.claimable ? 'lost' : null;
     const { claimable: _claimable, keyHeld: _keyHeld, ...row } = result;
     return row;

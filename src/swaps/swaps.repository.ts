@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { idempotencyKeyCtes, KEY_HELD, type ResourceKeySql } from '../common/idempotency/idempotency-context';
+import { idempotencyKeyCtes, KEY_HELD, keyTaken, type ResourceKeySql } from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
 import { namedStatement, READ_POOL_TYPES } from '../database/sql';
@@ -133,7 +133,7 @@ export class SwapsRepository {
       READ_POOL_TYPES,
       'swap_claim_record',
     );
-    if (key.claim && !result?.keyHeld) return 'taken';
+    if (keyTaken(key, result?.keyHeld)) return 'taken';
     if (!result?.id) return result?.claimable ? 'lost' : null;
     const { claimable: _claimable, keyHeld: _keyHeld, ...inserted } = result;
     return inserted;

@@ -9,6 +9,7 @@
  * PostgreSQL answers from the (filter column, created_at DESC, id DESC) indexes of the
  * `finance_indexes` migration. No OFFSET anywhere.
  */
+import type { CreatedAtCursor } from '../common/pagination';
 import { type SqlStatement, statementName } from '../database/sql';
 import type { TransactionDirection, TransactionKind, TransactionStatus } from '../generated/prisma/enums';
 import { LEDGER_PAGE_COLUMNS, LEDGER_ROW_COLUMNS } from './ledger-row';
@@ -39,12 +40,6 @@ export interface TransactionFilter {
 }
 
 export type SortOrder = 'asc' | 'desc';
-
-/** A keyset position: the (created_at, id) of the last row served. */
-export interface KeysetPosition {
-  createdAt: Date;
-  id: string;
-}
 
 /** Equality filters and their columns, in a fixed order (the statement text must be stable). */
 const EQUALS: Array<[keyof TransactionFilter, string]> = [
@@ -100,7 +95,7 @@ function orderBy(order: SortOrder): string {
 export function listStatement(
   filter: TransactionFilter,
   order: SortOrder,
-  after: KeysetPosition | undefined,
+  after: CreatedAtCursor | undefined,
   limit: number,
 ): SqlStatement {
   const values: unknown[] = [];

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { Injectable } from '@nestjs/common';
 import type { PoolClient } from 'pg';
 import QueryStream from 'pg-query-stream';
+import type { CreatedAtCursor } from '../common/pagination';
 import { ReadPool } from '../database/read-pool';
 import { READ_POOL_TYPES } from '../database/sql';
 import type { StatusChangeSource, TransactionStatus } from '../generated/prisma/enums';
@@ -9,7 +10,6 @@ import type { LedgerPageRow, LedgerRow } from './ledger-row';
 import {
   exportStatement,
   getWithHistoryStatement,
-  KeysetPosition,
   listStatement,
   SortOrder,
   summaryStatement,
@@ -52,7 +52,7 @@ export class TransactionsRepository {
   async list(
     filter: TransactionFilter,
     order: SortOrder,
-    after: KeysetPosition | undefined,
+    after: CreatedAtCursor | undefined,
     limit: number,
   ): Promise<LedgerPageRow[]> {
     return this.pool.rows<LedgerPageRow>(listStatement(filter, order, after, limit));
