@@ -118,9 +118,8 @@ export class CardTransactionsService {
       key,
       auditedChangeSql(cardId, INSERTED, { transactionId: id }),
     );
-    key.settled(written !== 'taken');
-    if (written === 'taken') throw lostClaim();
-    const card = ownedOrNotFound(written?.card, 'Card', cardId);
+    key.settled(written.keyHeld);
+    const card = ownedOrNotFound(written.card, 'Card', cardId);
     if (!MONEY_MOVING_CARD_STATUSES.includes(card.status) || !card.providerId) {
       throw new ConflictError(`Card ${card.id} is ${card.status}: it takes no top-ups or withdrawals.`, undefined, {
         cardStatus: card.status,
@@ -133,9 +132,9 @@ export class CardTransactionsService {
         transitionInFlight: inFlight,
       });
     }
-    const row = written?.row;
+    const row = written.row;
     // The card qualified but nothing was written: the Idempotency-Key claim was lost to a retry (409).
-    if (!row) throw written?.writable ? lostClaim() : new ConflictError(`Card ${card.id} takes no movement now.`);
+    if (!row) throw written.writable ? lostClaim() : new ConflictError(`Card ${card.id} takes no movement now.`);
     auditedChangeRecorded();
     try {
       const input = { cardId: card.providerId, amountMinor: amount, reference: row.reference };

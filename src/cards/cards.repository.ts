@@ -4,7 +4,7 @@ import { recordAuditedChange } from '../audit/audit-chain';
 import { creatorId, ownerFilter } from '../audit/ownership';
 import { PII_COLUMNS, PiiCipher } from '../common/crypto/pii-cipher';
 import { NotFoundError } from '../common/errors';
-import { idempotencyKeyCtes, KEY_HELD, keyTaken, type ResourceKeySql } from '../common/idempotency/idempotency-context';
+import { idempotencyKeyCtes, KEY_HELD, type ResourceKeySql } from '../common/idempotency/idempotency-context';
 import { afterCursor } from '../common/pagination';
 import type { Env } from '../config/env';
 import { PrismaService } from '../database/prisma.service';
@@ -51,11 +51,16 @@ export interface MoneyMoveConditions {
   creator: string | null;
 }
 
-/** recordMoneyMove's answer for a card that exists: the card as locked, whether it qualified, the row written. */
+/** recordMoneyMove's answer: the card as locked, whether it qualified, the row written, whether the key was inserted. */
 export interface MoneyMoveWritten {
-  card: Pick<Card, 'id' | 'status' | 'providerId' | 'transition' | 'transitionStartedAt' | 'createdBy'>;
+  /** The card as locked (what decided); null when there is no such card. */
+  card: Pick<Card, 'id' | 'status' | 'providerId' | 'transition' | 'transitionStartedAt' | 'createdBy'> | null;
+  /** Whether the card qualified (CARD_WRITABLE). */
   writable: boolean;
+  /** The row written; null when nothing was (the card did not qualify, or the key was not the request's). */
   row: Transaction | null;
+  /** KEY_HELD: for `settled` of idempotentWriteSql, called before the rest is read. */
+  keyHeld: boolean;
 }
 
 /** Fields a card move may set together with the status (details from the provider's answer or callback). */
@@ -414,11 +419,12 @@ export class CardsRepository {
    * request's (and, with a note, the note found it so) are the row, its first history entry (`entry`) and
    * `audit` (the request's audit event, conditioned on INSERTED) written: all of it or nothing. The
    * row takes the card's currency and customer, and its `created_by` (`creator` when the card has
-   * none). Returns `taken` when `key.claim` found the Idempotency-Key taken (nothing written); null when
-   * there is no card `cardId` (nothing written but `key.claim`'s record); else the card as locked (what
-   * decided), whether it qualified (`writable`), and the row written (the Transaction type, as Prisma
-   * reads it), null when nothing was written (the card did not qualify, or the Idempotency-Key claim
-   * was lost: `writable` and no row).
+   * none). Returns the card as locked (what decided; null when there is no card `cardId`: nothing
+   * written but `key.claim`'s record), whether it qualified (`writable`), the row written (the
+   * Transaction type, as Prisma reads it; null when nothing was: the card did not qualify, or the key's
+   * claim or note was not the request's: `writable` and no row) and `keyHeld` (KEY_HELD, for `settled`
+   * of idempotentWriteSql, to be called first: false with `key.claim` means the Idempotency-Key was
+   * taken and nothing was written).
    */
   async recordMoneyMove(
     cardId: string,
@@ -427,7 +433,7 @@ export class CardsRepository {
     entry: StatusChangeEntry,
     key: ResourceKeySql,
     audit: Prisma.Sql | null,
-  ): Promise<MoneyMoveWritten | 'taken' | null> {
+  ): Promise<MoneyMoveWritten> {
     const { statuses, liveSince, owner, creator } = conditions;
     const [result] = await this.prisma.sql<
       Transaction & {
@@ -467,30 +473,31 @@ export class CardsRepository {
       READ_POOL_TYPES,
       'card_money_move',
     );
-    if (keyTaken(key, result.keyHeld)) return 'taken';
-    if (!result.cardFound) return null;
     const {
       cardStatus,
       cardProviderId,
       cardTransition,
       cardTransitionStartedAt,
       cardCreatedBy,
-      cardFound: _cardFound,
+      cardFound,
       writable,
-      keyHeld: _keyHeld,
+      keyHeld,
       ...inserted
     } = result;
     return {
-      card: {
-        id: cardId,
-        status: cardStatus,
-        providerId: cardProviderId,
-        transition: cardTransition,
-        transitionStartedAt: cardTransitionStartedAt,
-        createdBy: cardCreatedBy,
-      },
+      card: cardFound
+        ? {
+            id: cardId,
+            status: cardStatus,
+            providerId: cardProviderId,
+            transition: cardTransition,
+            transitionStartedAt: cardTransitionStartedAt,
+            createdBy: cardCreatedBy,
+          }
+        : null,
       writable,
       row: inserted.id ? inserted : null,
+      keyHeld,
     };
   }
 

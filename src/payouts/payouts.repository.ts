@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import {
   idempotencyKeyCtes,
   KEY_HELD,
-  keyTaken,
   noteIdempotentResource,
   type ResourceKeySql,
 } from '../common/idempotency/idempotency-context';
@@ -86,17 +85,18 @@ export class PayoutsRepository {
    * `audit` (the request's audit event, `auditedChangeSql(…, CONFIRM_WON)`). The claim and the note
    * are written together or not at all (the row stays locked between them); the key's record is
    * inserted (as `key.claim` says) whether or not the payout was claimable. Returns the claimed row as it
-   * is now (typed as Prisma reads it) to the one caller that won the claim; `taken` when `key.claim` found
-   * the Idempotency-Key taken (nothing written); `lost` when the payout could be claimed but the
-   * note found the claim lost to a retry (nothing written: 409); null otherwise (no such payout,
-   * another client's, or not confirmable: nothing written but `key.claim`'s record).
+   * is now (typed as Prisma reads it) to the one caller that won the claim as `row`; `lost` when the
+   * payout could be claimed but the key's claim or note was not the request's (nothing written: 409); null
+   * otherwise (no such payout, another client's, or not confirmable: nothing written but `key.claim`'s
+   * record). `keyHeld` (KEY_HELD) is for `settled` of idempotentWriteSql, to be called before `row` is
+   * read: false with `key.claim` means the Idempotency-Key was taken and nothing was written.
    */
   async claimConfirm(
     id: string,
     key: ResourceKeySql,
     audit: Prisma.Sql | null,
     owner: string | undefined,
-  ): Promise<Transaction | 'lost' | 'taken' | null> {
+  ): Promise<{ row: Transaction | 'lost' | null; keyHeld: boolean }> {
     const now = new Date();
     const [result] = await this.prisma.sql<Transaction & { claimable: boolean; keyHeld: boolean }>(
       Prisma.sql`
@@ -117,10 +117,8 @@ export class PayoutsRepository {
       READ_POOL_TYPES,
       'payout_claim_confirm',
     );
-    if (keyTaken(key, result?.keyHeld)) return 'taken';
-    if (!result?.id) return result?.claimable ? 'lost' : null;
-    const { claimable: _claimable, keyHeld: _keyHeld, ...row } = result;
-    return row;
+    const { claimable, keyHeld, ...row } = result;
+    return { row: row.id ? row : claimable ? 'lost' : null, keyHeld };
   }
 
   /**

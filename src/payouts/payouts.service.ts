@@ -276,9 +276,14 @@ export class PayoutsService {
     // whose Idempotency-Key claim was lost to a retry (409: nothing written, the provider not called).
     // POST /v1/payouts/{id}/confirm defers its Idempotency-Key claim to this statement too.
     const key = idempotentWriteSql('payout', id, CONFIRM_CLAIMABLE);
-    const row = await this.repository.claimConfirm(id, key, auditedChangeSql(id, CONFIRM_WON), ownerRestriction());
-    key.settled(row !== 'taken');
-    if (row === 'lost' || row === 'taken') throw lostClaim();
+    const { row, keyHeld } = await this.repository.claimConfirm(
+      id,
+      key,
+      auditedChangeSql(id, CONFIRM_WON),
+      ownerRestriction(),
+    );
+    key.settled(keyHeld);
+    if (row === 'lost') throw lostClaim();
     // Write-ahead for the Idempotency-Key: a retry after a crash is answered from this payout.
     if (row) auditedChangeRecorded();
     if (!row) {

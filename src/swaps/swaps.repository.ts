@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { idempotencyKeyCtes, KEY_HELD, keyTaken, type ResourceKeySql } from '../common/idempotency/idempotency-context';
+import { idempotencyKeyCtes, KEY_HELD, type ResourceKeySql } from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
 import { namedStatement, READ_POOL_TYPES } from '../database/sql';
@@ -99,10 +99,11 @@ export class SwapsRepository {
    * `executing` and inserts the row with its first history entry (`entry`) and `audit` (the
    * request's audit event, `auditedChangeSql(…, INSERTED)`). All of it or nothing: of any number of
    * concurrent requests for one quote, one gets the row. Returns the row (the Transaction type, as
-   * Prisma reads it); `lost` when the quote could be claimed but the Idempotency-Key claim was lost to
-   * a retry (nothing written: 409, the provider must not be called); `taken` when `key.claim` found the
-   * Idempotency-Key taken (nothing written); null when the quote cannot be claimed (absent, another
-   * client's, not `open`, expired: nothing written but `key.claim`'s record).
+   * Prisma reads it) as `row`; `lost` when the quote could be claimed but the key's claim or note was
+   * not the request's (nothing written: 409, the provider must not be called); null when the quote
+   * cannot be claimed (absent, another client's, not `open`, expired: nothing written but `key.claim`'s
+   * record). `keyHeld` (KEY_HELD) is for `settled` of idempotentWriteSql, to be called before `row` is
+   * read: false with `key.claim` means the Idempotency-Key was taken and nothing was written.
    */
   async claimAndRecord(
     quoteId: string,
@@ -112,7 +113,7 @@ export class SwapsRepository {
     entry: StatusChangeEntry,
     key: ResourceKeySql,
     audit: Prisma.Sql | null,
-  ): Promise<Transaction | 'lost' | 'taken' | null> {
+  ): Promise<{ row: Transaction | 'lost' | null; keyHeld: boolean }> {
     const [result] = await this.prisma.sql<Transaction & { claimable: boolean; keyHeld: boolean }>(
       Prisma.sql`
       WITH cur AS (
@@ -133,10 +134,8 @@ export class SwapsRepository {
       READ_POOL_TYPES,
       'swap_claim_record',
     );
-    if (keyTaken(key, result?.keyHeld)) return 'taken';
-    if (!result?.id) return result?.claimable ? 'lost' : null;
-    const { claimable: _claimable, keyHeld: _keyHeld, ...inserted } = result;
-    return inserted;
+    const { claimable, keyHeld, ...inserted } = result;
+    return { row: inserted.id ? inserted : claimable ? 'lost' : null, keyHeld };
   }
 
   /**

@@ -215,7 +215,7 @@ export class SwapsService implements OnModuleInit {
       description: `Swap ${quote.sourceCurrency} to ${quote.targetCurrency} (quote ${quote.id})`,
     });
     const key = idempotentWriteSql('swap', transactionId, QUOTE_CLAIMABLE);
-    const recorded = await this.repository.claimAndRecord(
+    const { row: recorded, keyHeld } = await this.repository.claimAndRecord(
       quote.id,
       clientId,
       now,
@@ -224,8 +224,8 @@ export class SwapsService implements OnModuleInit {
       key,
       auditedChangeSql(transactionId, INSERTED),
     );
-    key.settled(recorded !== 'taken');
-    if (recorded === 'lost' || recorded === 'taken') throw lostClaim();
+    key.settled(keyHeld);
+    if (recorded === 'lost') throw lostClaim();
     if (!recorded) {
       // Another request claimed it between our read and our update (or it lapsed meanwhile).
       const current = await this.requireQuote(clientId, quote.id);

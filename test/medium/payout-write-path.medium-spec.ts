@@ -137,8 +137,8 @@ describe('payout write path statements (node-postgres) on a real database', () =
       insertAuditEventSql(event(row.id), CONFIRM_WON),
       undefined,
     );
-    expect(won).toMatchObject({ id: row.id, status: 'initiated', amount: 10_000n });
-    expect(won !== 'lost' && won !== 'taken' && won?.confirmRequestedAt).toBeInstanceOf(Date);
+    expect(won).toMatchObject({ row: { id: row.id, status: 'initiated', amount: 10_000n }, keyHeld: false });
+    expect(won.row !== 'lost' && won.row?.confirmRequestedAt).toBeInstanceOf(Date);
     expect(await record(first)).toEqual({ resource_type: 'payout', resource_id: row.id });
     const again = await payouts.claimConfirm(
       row.id,
@@ -146,7 +146,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
       insertAuditEventSql(event(row.id), CONFIRM_WON),
       undefined,
     );
-    expect(again).toBeNull();
+    expect(again).toEqual({ row: null, keyHeld: false });
     expect(await record(second)).toEqual({ resource_type: null, resource_id: null });
     expect(await auditEvents(row.id)).toBe(1);
   });
@@ -162,15 +162,15 @@ describe('payout write path statements (node-postgres) on a real database', () =
         insertAuditEventSql(event(row.id), CONFIRM_WON),
         undefined,
       ),
-    ).toBe('lost');
+    ).toEqual({ row: 'lost', keyHeld: false });
     expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: row.id } })).confirmRequestedAt).toBeNull();
     expect(await record(c)).toEqual({ resource_type: null, resource_id: null });
     expect(await auditEvents(row.id)).toBe(0);
     // OWNERSHIP=client: another client's payout is not claimed (its created_by is null here).
-    expect(await payouts.claimConfirm(row.id, NO_KEY, null, c.clientId)).toBeNull();
+    expect((await payouts.claimConfirm(row.id, NO_KEY, null, c.clientId)).row).toBeNull();
     const created = await insertLedgerRow(world, 'created');
-    expect(await payouts.claimConfirm(created.id, NO_KEY, null, undefined)).toBeNull();
-    expect(await payouts.claimConfirm(row.id, NO_KEY, null, undefined)).toMatchObject({ id: row.id });
+    expect((await payouts.claimConfirm(created.id, NO_KEY, null, undefined)).row).toBeNull();
+    expect((await payouts.claimConfirm(row.id, NO_KEY, null, undefined)).row).toMatchObject({ id: row.id });
   });
 
   /** A new API client and a deferred Idempotency-Key claim of it (nothing inserted yet). */
@@ -326,7 +326,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     expect(await record(held)).toEqual({ resource_type: null, resource_id: null });
   });
 
-  it('claimConfirm with a deferred claim: the key and the claim together; a taken key is `taken` (nothing written); not confirmable still claims the key', async () => {
+  it('claimConfirm with a deferred claim: the key and the claim together; a taken key is not held (nothing written); not confirmable still claims the key', async () => {
     const row = await insertLedgerRow(world, 'initiated');
     const d = await deferred();
     const won = await payouts.claimConfirm(
@@ -335,7 +335,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
       insertAuditEventSql(event(row.id), CONFIRM_WON),
       undefined,
     );
-    expect(won).toMatchObject({ id: row.id, status: 'initiated' });
+    expect(won).toMatchObject({ row: { id: row.id, status: 'initiated' }, keyHeld: true });
     expect(await fullRecord(d.claim)).toEqual({ state: 'in_progress', resource_type: 'payout', resource_id: row.id });
     expect(await auditEvents(row.id)).toBe(1);
 
@@ -346,7 +346,9 @@ describe('payout write path statements (node-postgres) on a real database', () =
       insertAuditEventSql(event(other.id), CONFIRM_WON),
       undefined,
     );
-    expect(taken).toBe('taken');
+    // Claimable, but the key is another request's: nothing written (`settled(false)` throws
+    // IdempotencyKeyTaken before `row` is read).
+    expect(taken).toEqual({ row: 'lost', keyHeld: false });
     expect(
       (await world.prisma.transaction.findUniqueOrThrow({ where: { id: other.id } })).confirmRequestedAt,
     ).toBeNull();
@@ -360,7 +362,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
         insertAuditEventSql(event(row.id), CONFIRM_WON),
         undefined,
       ),
-    ).toBeNull();
+    ).toEqual({ row: null, keyHeld: true });
     expect(await fullRecord(late.claim)).toEqual({ state: 'in_progress', resource_type: null, resource_id: null });
     expect(await auditEvents(row.id)).toBe(1);
   });

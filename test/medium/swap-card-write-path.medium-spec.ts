@@ -6,7 +6,7 @@ import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.
 import { Prisma } from '../../src/generated/prisma/client';
 import { QUOTE_CLAIMABLE, QUOTE_INSERTED, SwapsRepository } from '../../src/swaps/swaps.repository';
 import { INSERTED, LedgerRepository, MOVED } from '../../src/transactions/ledger.repository';
-import { insertCard, keyNote, mediumWorld, NO_KEY, type MediumWorld } from '../support/medium';
+import { insertCard, keyClaim, keyNote, mediumWorld, NO_KEY, type MediumWorld } from '../support/medium';
 
 /**
  * The swap and card top-up write paths' statements sent through node-postgres (one statement
@@ -14,12 +14,6 @@ import { insertCard, keyNote, mediumWorld, NO_KEY, type MediumWorld } from '../s
  * under the card's share lock, a move with its effect on another table; each with the
  * Idempotency-Key's note and the audit event written together with the change or not at all.
  */
-/** recordMoneyMove's answer when it was given no deferred key claim (it cannot answer `taken` then). */
-function heldKey<T>(written: T | 'taken'): T {
-  if (written === 'taken') throw new Error('recordMoneyMove answered taken without a key claim');
-  return written;
-}
-
 describe('swap and card write path statements (node-postgres) on a real database', () => {
   let world: MediumWorld;
   let swaps: SwapsRepository;
@@ -140,7 +134,7 @@ describe('swap and card write path statements (node-postgres) on a real database
       Array.from({ length: 5 }, async () => {
         const c = await claim(clientId);
         const data = swapRow(q.id);
-        const result = await swaps.claimAndRecord(
+        const { row: result, keyHeld } = await swaps.claimAndRecord(
           q.id,
           clientId,
           new Date(),
@@ -149,6 +143,8 @@ describe('swap and card write path statements (node-postgres) on a real database
           keyNote(IdempotencyRepository.noteResourceSql(c, 'swap', data.id, QUOTE_CLAIMABLE)),
           insertAuditEventSql(event(data.id), INSERTED),
         );
+        // A note, not a deferred claim: the statement inserts no key record.
+        expect(keyHeld).toBe(false);
         return { c, data, result };
       }),
     );
@@ -179,7 +175,7 @@ describe('swap and card write path statements (node-postgres) on a real database
     ] as const) {
       const c = await claim(by);
       const data = swapRow(q.id);
-      const result = await swaps.claimAndRecord(
+      const { row: result } = await swaps.claimAndRecord(
         q.id,
         by,
         new Date(),
@@ -200,7 +196,7 @@ describe('swap and card write path statements (node-postgres) on a real database
     const q = await quote(clientId);
     const c = await claim(clientId);
     const data = swapRow(q.id);
-    const result = await swaps.claimAndRecord(
+    const { row: result } = await swaps.claimAndRecord(
       q.id,
       clientId,
       new Date(),
@@ -220,6 +216,56 @@ describe('swap and card write path statements (node-postgres) on a real database
     expect(await rowCount(data.id)).toBe(0);
     expect(await auditEvents(data.id)).toBe(0);
     expect((await swaps.findQuote(q.id))?.status).toBe('open');
+  });
+
+  /** A deferred Idempotency-Key claim of `clientId` (nothing inserted yet): the SQL that inserts it. */
+  function deferred(clientId: string) {
+    const data = {
+      clientId,
+      key: `k-${randomUUID()}`,
+      fingerprint: 'fp',
+      expiresAt: new Date(Date.now() + 86_400_000),
+      leaseExpiresAt: new Date(Date.now() + 60_000),
+    };
+    return {
+      claim: { clientId, key: data.key, leaseExpiresAt: data.leaseExpiresAt },
+      sql: (type: string, id: string, onlyIf: Prisma.Sql) =>
+        keyClaim(IdempotencyRepository.insertInProgressSql(data, { type, id, onlyIf })),
+    };
+  }
+
+  it('claimAndRecord with a deferred claim: the key held with the row; the same key again is not held and writes nothing', async () => {
+    const clientId = await apiClient();
+    const d = deferred(clientId);
+    const [first, second] = [await quote(clientId), await quote(clientId)];
+    const data = swapRow(first.id);
+    const won = await swaps.claimAndRecord(
+      first.id,
+      clientId,
+      new Date(),
+      data,
+      { source: 'api', actorId: clientId },
+      d.sql('swap', data.id, QUOTE_CLAIMABLE),
+      insertAuditEventSql(event(data.id), INSERTED),
+    );
+    expect(won).toMatchObject({ keyHeld: true, row: { id: data.id, status: 'created' } });
+    expect(await record(d.claim)).toEqual({ resource_type: 'swap', resource_id: data.id });
+
+    const again = swapRow(second.id);
+    const taken = await swaps.claimAndRecord(
+      second.id,
+      clientId,
+      new Date(),
+      again,
+      { source: 'api', actorId: clientId },
+      d.sql('swap', again.id, QUOTE_CLAIMABLE),
+      insertAuditEventSql(event(again.id), INSERTED),
+    );
+    expect(taken).toEqual({ row: 'lost', keyHeld: false });
+    expect(await rowCount(again.id)).toBe(0);
+    expect(await auditEvents(again.id)).toBe(0);
+    expect((await swaps.findQuote(second.id))?.status).toBe('open');
+    expect(await record(d.claim)).toEqual({ resource_type: 'swap', resource_id: data.id });
   });
 
   it("moveOnce with a quote's settlement as its effect: both or neither", async () => {
@@ -282,15 +328,13 @@ describe('swap and card write path statements (node-postgres) on a real database
       key: IdempotencyClaim,
       data: ReturnType<typeof topUp>,
     ) =>
-      heldKey(
-        await cards.recordMoneyMove(
-          cardId,
-          conditions(owner),
-          data,
-          { source: 'api', actorId },
-          keyNote(IdempotencyRepository.noteResourceSql(key, 'card_topup', data.id, CARD_WRITABLE)),
-          insertAuditEventSql(event(cardId, { transactionId: data.id }), INSERTED),
-        ),
+      cards.recordMoneyMove(
+        cardId,
+        conditions(owner),
+        data,
+        { source: 'api', actorId },
+        keyNote(IdempotencyRepository.noteResourceSql(key, 'card_topup', data.id, CARD_WRITABLE)),
+        insertAuditEventSql(event(cardId, { transactionId: data.id }), INSERTED),
       );
 
     it("recordMoneyMove writes the row (the card's currency, customer and owner), note and audit event together", async () => {
@@ -299,9 +343,11 @@ describe('swap and card write path statements (node-postgres) on a real database
       const k = await claim(clientId);
       const data = topUp(c.id);
       const written = await recordTopUp(c.id, clientId, clientId, k, data);
-      expect(written?.writable).toBe(true);
-      expect(written?.card).toMatchObject({ id: c.id, status: 'active', providerId: c.providerId });
-      expect(written?.row).toMatchObject({
+      expect(written.writable).toBe(true);
+      // A note, not a deferred claim: the statement inserts no key record.
+      expect(written.keyHeld).toBe(false);
+      expect(written.card).toMatchObject({ id: c.id, status: 'active', providerId: c.providerId });
+      expect(written.row).toMatchObject({
         id: data.id,
         status: 'created',
         currency: c.currency,
@@ -309,7 +355,7 @@ describe('swap and card write path statements (node-postgres) on a real database
         createdBy: clientId,
         amount: 500n,
       });
-      expect(await world.prisma.transaction.findUniqueOrThrow({ where: { id: data.id } })).toEqual(written?.row);
+      expect(await world.prisma.transaction.findUniqueOrThrow({ where: { id: data.id } })).toEqual(written.row);
       expect(await record(k)).toEqual({ resource_type: 'card_topup', resource_id: data.id });
       expect(await auditEvents(c.id)).toBe(1);
     });
@@ -333,8 +379,8 @@ describe('swap and card write path statements (node-postgres) on a real database
         const data = topUp(c.id);
         const key = lose ? { ...k, leaseExpiresAt: new Date(k.leaseExpiresAt.getTime() + 1) } : k;
         const written = await recordTopUp(c.id, owner, clientId, key, data);
-        expect(written?.row).toBeNull();
-        expect(written?.writable).toBe(lose);
+        expect(written.row).toBeNull();
+        expect(written.writable).toBe(lose);
         expect(await rowCount(data.id)).toBe(0);
         expect(await record(k)).toEqual({ resource_type: null, resource_id: null });
         expect(await auditEvents(c.id)).toBe(0);
@@ -349,7 +395,30 @@ describe('swap and card write path statements (node-postgres) on a real database
           NO_KEY,
           null,
         ),
-      ).toBeNull();
+      ).toEqual({ card: null, writable: false, row: null, keyHeld: false });
+    });
+
+    it('recordMoneyMove with a deferred claim: the key held with the row; the same key again is not held and writes nothing', async () => {
+      const clientId = await apiClient();
+      const c = await card('active', clientId);
+      const d = deferred(clientId);
+      const data = topUp(c.id);
+      const move = (row: ReturnType<typeof topUp>) =>
+        cards.recordMoneyMove(
+          c.id,
+          conditions(clientId),
+          row,
+          { source: 'api', actorId: clientId },
+          d.sql('card_topup', row.id, CARD_WRITABLE),
+          insertAuditEventSql(event(c.id, { transactionId: row.id }), INSERTED),
+        );
+      expect(await move(data)).toMatchObject({ keyHeld: true, writable: true, row: { id: data.id } });
+      const again = topUp(c.id);
+      const taken = await move(again);
+      expect(taken).toMatchObject({ keyHeld: false, row: null });
+      expect(await rowCount(again.id)).toBe(0);
+      expect(await auditEvents(c.id)).toBe(1);
+      expect(await record(d.claim)).toEqual({ resource_type: 'card_topup', resource_id: data.id });
     });
 
     it("moveOnce with the card's balance as its effect: counted once however often the move is sent", async () => {

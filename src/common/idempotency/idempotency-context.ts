@@ -94,15 +94,6 @@ export interface ResourceKeySql {
 export const KEY_HELD = IdempotencyRepository.KEY_HELD;
 
 /**
- * Whether a statement built on `idempotencyKeyCtes(key)` found the Idempotency-Key taken: it carried
- * the deferred claim's insert (`key.claim`) and its KEY_HELD came back false, so the key is another
- * request's and nothing was written (the rule `settled` and idempotentClaimSettled apply).
- */
-export function keyTaken(key: ResourceKeySql, keyHeld: boolean | undefined): boolean {
-  return key.claim !== null && !keyHeld;
-}
-
-/**
  * The CTEs `key` and `note` of a statement that writes a resource under an Idempotency-Key (a
  * payout's confirm claim, a swap, a card movement, a guarded ledger row): IdempotencyRepository.keyCtes.
  */
