@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { isUniqueViolation } from '../database/unique-violation';
-import type { Card, Prisma, StatusChangeSource, Transaction, TransactionStatus } from '../generated/prisma/client';
+import type { Prisma, StatusChangeSource, Transaction, TransactionStatus } from '../generated/prisma/client';
 import { MetricsService } from '../metrics/metrics.service';
 import { answerMismatch, CARD_CURRENCY, type CardMovement } from '../provider';
 import {
@@ -12,7 +12,7 @@ import {
   type TransitionResult,
 } from '../transactions/ledger.service';
 import { balanceEffect } from './card-rules';
-import { CardsRepository } from './cards.repository';
+import { type CardRow, CardsRepository } from './cards.repository';
 
 type Tx = Prisma.TransactionClient;
 
@@ -110,7 +110,7 @@ export class CardLedgerService implements OnModuleInit {
    * adds a row. Returns `applied`, `unchanged` or `refused` (a move the state machine forbids).
    */
   async applyProviderMovement(
-    card: Card,
+    card: CardRow,
     movement: CardMovement,
     source: StatusChangeSource,
     payload: Prisma.InputJsonValue = movement.raw as Prisma.InputJsonValue,
@@ -172,7 +172,7 @@ export class CardLedgerService implements OnModuleInit {
 
   /** Records a movement first seen at the provider, with its balance effect, in one database transaction. */
   private async record(
-    card: Card,
+    card: CardRow,
     movement: CardMovement,
     source: StatusChangeSource,
     payload: Prisma.InputJsonValue,

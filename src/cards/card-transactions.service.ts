@@ -6,7 +6,7 @@ import { ConflictError, ValidationError } from '../common/errors';
 import { idempotentWriteSql, lostClaim } from '../common/idempotency/idempotency-context';
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
-import type { Card, Prisma } from '../generated/prisma/client';
+import type { Prisma } from '../generated/prisma/client';
 import { CARD_CURRENCY, cardMovementOfListing, ProviderClient } from '../provider';
 import type { CardMovementRow } from '../transactions/ledger-row';
 import { INSERTED, LedgerService } from '../transactions/ledger.service';
@@ -15,7 +15,7 @@ import { CardLedgerService } from './card-ledger.service';
 import { topUpAmountProblems } from './card-rules';
 import { MONEY_MOVING_CARD_STATUSES } from './card-state';
 import { CardTransactionDto, ListCardTransactionsQueryDto } from './card.dto';
-import { CARD_WRITABLE, CardsRepository } from './cards.repository';
+import { CARD_WRITABLE, type CardRow, CardsRepository } from './cards.repository';
 
 /** Page size asked of the provider's card-transaction listing, and the most pages one sync reads. */
 export const SYNC_PAGE_SIZE = 100;
@@ -194,7 +194,7 @@ export class CardTransactionsService {
    * one page, not the card's whole history. A card without a provider id is not synced.
    * Returns how many listing rows were read and how many changed something.
    */
-  async sync(card: Card): Promise<{ read: number; changed: number }> {
+  async sync(card: CardRow): Promise<{ read: number; changed: number }> {
     if (!card.providerId) return { read: 0, changed: 0 };
     const open = await this.ledger.openCardMovements(card.id);
     const unseen = new Set(open.map((row) => row.reference));

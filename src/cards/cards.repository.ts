@@ -24,7 +24,14 @@ import {
 
 type Tx = Prisma.TransactionClient;
 
-/** Card `id` with every column of `cards`, named as the Card type's fields (the read pool's read). */
+/**
+ * A card as its readers get it: the Card model without the provider's payload (kept for support,
+ * never shown, nor read by any decision), as the ledger's LedgerRow leaves out its own. Prisma's
+ * reads and writes return the full Card, which is one.
+ */
+export type CardRow = Omit<Card, 'providerPayload'>;
+
+/** Card `id` with every column of `cards` but `provider_payload`, named as the Card type's fields (CardRow; the read pool's read). */
 const CARD_BY_ID = namedStatement(
   'card_by_id',
   `SELECT c.id, c.provider_id AS "providerId", c.customer_id AS "customerId", c.card_holder_id AS "cardHolderId",
@@ -32,8 +39,7 @@ const CARD_BY_ID = namedStatement(
      c.expiry_year AS "expiryYear", c.status, c.created_status AS "createdStatus", c.balance, c.currency,
      c.initial_amount AS "initialAmount", c.reference, c.billing_address AS "billingAddress",
      c.failure_reason AS "failureReason", c.created_by AS "createdBy", c.transition,
-     c.transition_started_at AS "transitionStartedAt", c.provider_payload AS "providerPayload",
-     c.created_at AS "createdAt", c.updated_at AS "updatedAt"
+     c.transition_started_at AS "transitionStartedAt", c.created_at AS "createdAt", c.updated_at AS "updatedAt"
    FROM cards c WHERE c.id = $1::uuid`,
 );
 
@@ -67,14 +73,14 @@ export interface MoneyMoveWritten {
 export type CardPatch = Omit<Prisma.CardUncheckedUpdateInput, 'id' | 'status' | 'balance' | 'createdAt'>;
 
 /** Result of a card move: `applied`, `unchanged` (already there: a duplicate) or `refused` by the state machine. */
-export type CardMoveResult = { outcome: 'applied' | 'unchanged' | 'refused'; card: Card };
+export type CardMoveResult = { outcome: 'applied' | 'unchanged' | 'refused'; card: CardRow };
 
 /**
  * Result of claiming a card for a freeze, unfreeze or terminate: `claimed` (the claim's start time is
  * its token, needed to release it), or `refused` with the card as it is (its status does not allow
  * the move, it has no provider id yet, or another move's claim is live: `card.transition`).
  */
-export type TransitionClaim = { outcome: 'claimed'; startedAt: Date } | { outcome: 'refused'; card: Card };
+export type TransitionClaim = { outcome: 'claimed'; startedAt: Date } | { outcome: 'refused'; card: CardRow };
 
 /** The personal data of a card holder, in plaintext here, stored encrypted (src/common/crypto). */
 type HolderPersonalData = {
@@ -167,8 +173,8 @@ export class CardsRepository {
    * read of GET /v1/cards/{id} and of every card route's first look).
    * @throws NotFoundError (404).
    */
-  async requireCard(id: string, tx?: Tx): Promise<Card> {
-    const card = tx ? await tx.card.findUnique({ where: { id } }) : await this.reads.one<Card>(CARD_BY_ID(id));
+  async requireCard(id: string, tx?: Tx): Promise<CardRow> {
+    const card = tx ? await tx.card.findUnique({ where: { id } }) : await this.reads.one<CardRow>(CARD_BY_ID(id));
     if (!card) throw new NotFoundError('Card', id);
     return card;
   }
@@ -315,7 +321,7 @@ export class CardsRepository {
    * move in flight on it, if any (see `liveTransition`).
    * @throws NotFoundError (404).
    */
-  async lockForMoneyMove(id: string, tx: Tx): Promise<{ card: Card; inFlight: string | null }> {
+  async lockForMoneyMove(id: string, tx: Tx): Promise<{ card: CardRow; inFlight: string | null }> {
     const [row] = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM cards WHERE id = ${id}::uuid FOR SHARE`;
     if (!row) throw new NotFoundError('Card', id);
     const card = await this.requireCard(id, tx);

@@ -30,9 +30,9 @@ import { CardLedgerService } from './card-ledger.service';
 import { cardExpiry, topUpAmountProblems } from './card-rules';
 import { CARD_ISSUING_HOLDER_STATUSES, CARD_MOVES, CardAction, cardMoveOutcome } from './card-state';
 import { CardBillingAddressDto, CardDto, CreateCardDto, ListCardsQueryDto } from './card.dto';
-import { CardMoveResult, CardPatch, CardsRepository } from './cards.repository';
+import { CardMoveResult, CardPatch, type CardRow, CardsRepository } from './cards.repository';
 
-export function toCardDto(row: Card): CardDto {
+export function toCardDto(row: CardRow): CardDto {
   return {
     id: row.id,
     providerId: row.providerId,
@@ -308,7 +308,7 @@ export class CardsService {
    * Card `id` when the current request may see it (OWNERSHIP=client: its client's own).
    * @throws NotFoundError (404) when absent or another client's.
    */
-  async requireOwnCard(id: string): Promise<Card> {
+  async requireOwnCard(id: string): Promise<CardRow> {
     return ownedOrNotFound(await this.cards.requireCard(id), 'Card', id);
   }
 

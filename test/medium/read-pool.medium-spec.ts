@@ -6,13 +6,13 @@ import { runWithRequestContext } from '../../src/common/request-context';
 import { CustomersRepository } from '../../src/customers/customers.repository';
 import { ReadPool } from '../../src/database/read-pool';
 import { READ_POOL_TYPES } from '../../src/database/sql';
-import { Prisma, type Transaction } from '../../src/generated/prisma/client';
+import { Prisma } from '../../src/generated/prisma/client';
 import { PayoutsRepository } from '../../src/payouts/payouts.repository';
 import { LedgerRepository } from '../../src/transactions/ledger.repository';
 import { insertCard, mediumWorld, type MediumWorld } from '../support/medium';
 
-/** A ledger row as the read pool hands it out: the Transaction without its provider payload (LedgerRow). */
-function withoutPayload(row: Transaction | null) {
+/** A row as the read pool hands it out: Prisma's row without its provider payload (LedgerRow, CardRow). */
+function withoutPayload<T extends { providerPayload: unknown }>(row: T | null): Omit<T, 'providerPayload'> | null {
   if (!row) return row;
   const { providerPayload: _payload, ...rest } = row;
   return rest;
@@ -105,7 +105,7 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
     }
   });
 
-  it('beneficiary, card and payout by id, and a card movements page, read as Prisma reads them', async () => {
+  it('beneficiary, card and payout by id, and a card movements page, read as Prisma reads them (card and payout without their provider payload)', async () => {
     const c = await customer(9);
     const beneficiary = await world.prisma.beneficiary.create({
       data: {
@@ -141,7 +141,7 @@ describe.each([true, false])('hot reads on the read pool (PG_NAMED_STATEMENTS=%s
     );
     const cards = get(CardsRepository);
     expect(await cards.requireCard(card.id)).toStrictEqual(
-      await world.prisma.card.findUnique({ where: { id: card.id } }),
+      withoutPayload(await world.prisma.card.findUnique({ where: { id: card.id } })),
     );
     await expect(cards.requireCard(randomUUID())).rejects.toMatchObject({ code: 'not_found' });
 
