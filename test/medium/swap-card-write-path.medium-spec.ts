@@ -238,29 +238,23 @@ describe('swap and card write path statements (node-postgres) on a real database
     const clientId = await apiClient();
     const d = deferred(clientId);
     const [first, second] = [await quote(clientId), await quote(clientId)];
+    /** claimAndRecord of quote `quoteId`'s swap `row` under the deferred claim `d`. */
+    const claimUnder = (quoteId: string, row: ReturnType<typeof swapRow>) =>
+      swaps.claimAndRecord(
+        quoteId,
+        clientId,
+        new Date(),
+        row,
+        { source: 'api', actorId: clientId },
+        d.sql('swap', row.id, QUOTE_CLAIMABLE),
+        insertAuditEventSql(event(row.id), INSERTED),
+      );
     const data = swapRow(first.id);
-    const won = await swaps.claimAndRecord(
-      first.id,
-      clientId,
-      new Date(),
-      data,
-      { source: 'api', actorId: clientId },
-      d.sql('swap', data.id, QUOTE_CLAIMABLE),
-      insertAuditEventSql(event(data.id), INSERTED),
-    );
-    expect(won).toMatchObject({ keyHeld: true, row: { id: data.id, status: 'created' } });
+    expect(await claimUnder(first.id, data)).toMatchObject({ keyHeld: true, row: { id: data.id, status: 'created' } });
     expect(await record(d.claim)).toEqual({ resource_type: 'swap', resource_id: data.id });
 
     const again = swapRow(second.id);
-    const taken = await swaps.claimAndRecord(
-      second.id,
-      clientId,
-      new Date(),
-      again,
-      { source: 'api', actorId: clientId },
-      d.sql('swap', again.id, QUOTE_CLAIMABLE),
-      insertAuditEventSql(event(again.id), INSERTED),
-    );
+    const taken = await claimUnder(second.id, again);
     expect(taken).toEqual({ row: 'lost', keyHeld: false });
     expect(await rowCount(again.id)).toBe(0);
     expect(await auditEvents(again.id)).toBe(0);
