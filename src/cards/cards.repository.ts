@@ -60,7 +60,7 @@ export interface MoneyMoveConditions {
 /** recordMoneyMove's answer: the card as locked, whether it qualified, the row written, whether the key was inserted. */
 export interface MoneyMoveWritten {
   /** The card as locked (what decided); null when there is no such card. */
-  card: Pick<Card, 'id' | 'status' | 'providerId' | 'transition' | 'transitionStartedAt' | 'createdBy'> | null;
+  card: Pick<CardRow, 'id' | 'status' | 'providerId' | 'transition' | 'transitionStartedAt' | 'createdBy'> | null;
   /** Whether the card qualified (CARD_WRITABLE). */
   writable: boolean;
   /** The row written; null when nothing was (the card did not qualify, or the key was not the request's). */

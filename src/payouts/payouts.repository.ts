@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  claimedRow,
   idempotencyKeyCtes,
   KEY_HELD,
   noteIdempotentResource,
@@ -117,8 +118,7 @@ export class PayoutsRepository {
       READ_POOL_TYPES,
       'payout_claim_confirm',
     );
-    const { claimable, keyHeld, ...row } = result;
-    return { row: row.id ? row : claimable ? 'lost' : null, keyHeld };
+    return claimedRow(result);
   }
 
   /**

@@ -1,5 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { idempotencyKeyCtes, KEY_HELD, type ResourceKeySql } from '../common/idempotency/idempotency-context';
+import {
+  claimedRow,
+  idempotencyKeyCtes,
+  KEY_HELD,
+  type ResourceKeySql,
+} from '../common/idempotency/idempotency-context';
 import { PrismaService } from '../database/prisma.service';
 import { ReadPool } from '../database/read-pool';
 import { namedStatement, READ_POOL_TYPES } from '../database/sql';
@@ -134,8 +139,7 @@ export class SwapsRepository {
       READ_POOL_TYPES,
       'swap_claim_record',
     );
-    const { claimable, keyHeld, ...inserted } = result;
-    return { row: inserted.id ? inserted : claimable ? 'lost' : null, keyHeld };
+    return claimedRow(result);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Prisma } from '../../generated/prisma/client';
+import type { Prisma, Transaction } from '../../generated/prisma/client';
 import { ConflictError, ErrorCode } from '../errors';
 import { IdempotencyRepository, type RawSql } from './idempotency.repository';
 
@@ -191,6 +191,21 @@ export function idempotentResourceNote(type: string, id: string, onlyIf?: Prisma
   const claim = storage.getStore();
   if (claim) assertHeld(claim);
   return claim ? IdempotencyRepository.noteResourceSql(claim, type, id, onlyIf) : null;
+}
+
+/**
+ * What a statement built on `idempotencyKeyCtes` that claims one resource answers (its one row:
+ * the written row's columns, null when nothing was written, `claimable` (the resource could be
+ * claimed) and KEY_HELD): `row` is the written row, else `lost` when the resource was claimable but
+ * the key's claim or note was not the request's (nothing written: `lostClaim`, 409), else null (not
+ * claimable: nothing written but the key's record). Call `settled(keyHeld)` before reading `row`.
+ */
+export function claimedRow(result: Transaction & { claimable: boolean; keyHeld: boolean }): {
+  row: Transaction | 'lost' | null;
+  keyHeld: boolean;
+} {
+  const { claimable, keyHeld, ...row } = result;
+  return { row: row.id ? row : claimable ? 'lost' : null, keyHeld };
 }
 
 /** The 409 `request_in_progress` of a request that lost its Idempotency-Key claim to a retry. */
