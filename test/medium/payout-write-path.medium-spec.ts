@@ -5,7 +5,7 @@ import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.
 import { Prisma } from '../../src/generated/prisma/client';
 import { CONFIRM_CLAIMABLE, CONFIRM_WON, PayoutsRepository } from '../../src/payouts/payouts.repository';
 import { INSERTED, LedgerRepository } from '../../src/transactions/ledger.repository';
-import { insertLedgerRow, keyClaim, keyNote, mediumWorld, NO_KEY, type MediumWorld } from '../support/medium';
+import { deferredClaim, insertLedgerRow, keyNote, mediumWorld, NO_KEY, type MediumWorld } from '../support/medium';
 
 /**
  * The payout write path's statements sent through node-postgres (one statement each, no
@@ -174,24 +174,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
   });
 
   /** A new API client and a deferred Idempotency-Key claim of it (nothing inserted yet). */
-  async function deferred(): Promise<{
-    claim: IdempotencyClaim;
-    sql: (type: string, id: string, onlyIf: Prisma.Sql) => Prisma.Sql;
-  }> {
-    const c = await claim();
-    const fresh = { ...c, key: `k-${randomUUID()}` };
-    const data = {
-      clientId: fresh.clientId,
-      key: fresh.key,
-      fingerprint: 'fp',
-      expiresAt: new Date(Date.now() + 86_400_000),
-      leaseExpiresAt: fresh.leaseExpiresAt,
-    };
-    return {
-      claim: fresh,
-      sql: (type, id, onlyIf) => IdempotencyRepository.insertInProgressSql(data, { type, id, onlyIf }),
-    };
-  }
+  const deferred = async () => deferredClaim((await claim()).clientId);
   const fullRecord = async (c: IdempotencyClaim) =>
     (
       await world.db.query<{ state: string; resource_type: string | null; resource_id: string | null }>(
@@ -233,7 +216,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const written = await ledger.insertGuarded(
       payoutData(id, refs),
       { source: 'api', actorId: d.claim.clientId },
-      keyClaim(d.sql('payout', id, guard.onlyIf)),
+      d.key('payout', id, guard.onlyIf),
       insertAuditEventSql(event(id), INSERTED),
       guard,
     );
@@ -268,7 +251,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
       const written = await ledger.insertGuarded(
         payoutData(id, pair),
         { source: 'api', actorId: null },
-        keyClaim(d.sql('payout', id, guard.onlyIf)),
+        d.key('payout', id, guard.onlyIf),
         insertAuditEventSql(event(id), INSERTED),
         guard,
       );
@@ -290,7 +273,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     await ledger.insertGuarded(
       payoutData(firstId, refs),
       { source: 'api', actorId: null },
-      keyClaim(first.sql('payout', firstId, guard.onlyIf)),
+      first.key('payout', firstId, guard.onlyIf),
       null,
       guard,
     );
@@ -298,7 +281,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const again = await ledger.insertGuarded(
       payoutData(id, refs),
       { source: 'api', actorId: null },
-      keyClaim(first.sql('payout', id, guard.onlyIf)),
+      first.key('payout', id, guard.onlyIf),
       insertAuditEventSql(event(id), INSERTED),
       guard,
     );
@@ -331,7 +314,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const d = await deferred();
     const won = await payouts.claimConfirm(
       row.id,
-      keyClaim(d.sql('payout', row.id, CONFIRM_CLAIMABLE)),
+      d.key('payout', row.id, CONFIRM_CLAIMABLE),
       insertAuditEventSql(event(row.id), CONFIRM_WON),
       undefined,
     );
@@ -342,7 +325,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     const other = await insertLedgerRow(world, 'initiated');
     const taken = await payouts.claimConfirm(
       other.id,
-      keyClaim(d.sql('payout', other.id, CONFIRM_CLAIMABLE)),
+      d.key('payout', other.id, CONFIRM_CLAIMABLE),
       insertAuditEventSql(event(other.id), CONFIRM_WON),
       undefined,
     );
@@ -358,7 +341,7 @@ describe('payout write path statements (node-postgres) on a real database', () =
     expect(
       await payouts.claimConfirm(
         row.id,
-        keyClaim(late.sql('payout', row.id, CONFIRM_CLAIMABLE)),
+        late.key('payout', row.id, CONFIRM_CLAIMABLE),
         insertAuditEventSql(event(row.id), CONFIRM_WON),
         undefined,
       ),

@@ -6,7 +6,7 @@ import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.
 import { Prisma } from '../../src/generated/prisma/client';
 import { QUOTE_CLAIMABLE, QUOTE_INSERTED, SwapsRepository } from '../../src/swaps/swaps.repository';
 import { INSERTED, LedgerRepository, MOVED } from '../../src/transactions/ledger.repository';
-import { insertCard, keyClaim, keyNote, mediumWorld, NO_KEY, type MediumWorld } from '../support/medium';
+import { deferredClaim, insertCard, keyNote, mediumWorld, NO_KEY, type MediumWorld } from '../support/medium';
 
 /**
  * The swap and card top-up write paths' statements sent through node-postgres (one statement
@@ -218,25 +218,9 @@ describe('swap and card write path statements (node-postgres) on a real database
     expect((await swaps.findQuote(q.id))?.status).toBe('open');
   });
 
-  /** A deferred Idempotency-Key claim of `clientId` (nothing inserted yet): the SQL that inserts it. */
-  function deferred(clientId: string) {
-    const data = {
-      clientId,
-      key: `k-${randomUUID()}`,
-      fingerprint: 'fp',
-      expiresAt: new Date(Date.now() + 86_400_000),
-      leaseExpiresAt: new Date(Date.now() + 60_000),
-    };
-    return {
-      claim: { clientId, key: data.key, leaseExpiresAt: data.leaseExpiresAt },
-      sql: (type: string, id: string, onlyIf: Prisma.Sql) =>
-        keyClaim(IdempotencyRepository.insertInProgressSql(data, { type, id, onlyIf })),
-    };
-  }
-
   it('claimAndRecord with a deferred claim: the key held with the row; the same key again is not held and writes nothing', async () => {
     const clientId = await apiClient();
-    const d = deferred(clientId);
+    const d = deferredClaim(clientId);
     const [first, second] = [await quote(clientId), await quote(clientId)];
     /** claimAndRecord of quote `quoteId`'s swap `row` under the deferred claim `d`. */
     const claimUnder = (quoteId: string, row: ReturnType<typeof swapRow>) =>
@@ -246,7 +230,7 @@ describe('swap and card write path statements (node-postgres) on a real database
         new Date(),
         row,
         { source: 'api', actorId: clientId },
-        d.sql('swap', row.id, QUOTE_CLAIMABLE),
+        d.key('swap', row.id, QUOTE_CLAIMABLE),
         insertAuditEventSql(event(row.id), INSERTED),
       );
     const data = swapRow(first.id);
@@ -395,7 +379,7 @@ describe('swap and card write path statements (node-postgres) on a real database
     it('recordMoneyMove with a deferred claim: the key held with the row; the same key again is not held and writes nothing', async () => {
       const clientId = await apiClient();
       const c = await card('active', clientId);
-      const d = deferred(clientId);
+      const d = deferredClaim(clientId);
       const data = topUp(c.id);
       const move = (row: ReturnType<typeof topUp>) =>
         cards.recordMoneyMove(
@@ -403,7 +387,7 @@ describe('swap and card write path statements (node-postgres) on a real database
           conditions(clientId),
           row,
           { source: 'api', actorId: clientId },
-          d.sql('card_topup', row.id, CARD_WRITABLE),
+          d.key('card_topup', row.id, CARD_WRITABLE),
           insertAuditEventSql(event(c.id, { transactionId: row.id }), INSERTED),
         );
       expect(await move(data)).toMatchObject({ keyHeld: true, writable: true, row: { id: data.id } });

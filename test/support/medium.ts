@@ -3,14 +3,14 @@ import type { Provider } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { PII_CIPHER_PROVIDER } from '../../src/common/crypto/pii-cipher';
-import type { ResourceKeySql } from '../../src/common/idempotency/idempotency-context';
+import type { IdempotencyClaim, ResourceKeySql } from '../../src/common/idempotency/idempotency-context';
+import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.repository';
 import { PrismaService } from '../../src/database/prisma.service';
 import { ReadPool } from '../../src/database/read-pool';
 import type { Card, Prisma, Transaction, TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
 import { ShutdownService } from '../../src/lifecycle/shutdown.service';
 import { createTestDatabase, type TestDatabase } from './database';
 
-/** A medium spec's world: real providers over the file's own migrated database, no HTTP. */
 /** A write outside an idempotent request: no Idempotency-Key claim to insert, no note to make. */
 export const NO_KEY: ResourceKeySql = { claim: null, note: null };
 
@@ -24,6 +24,29 @@ export function keyClaim(claim: Prisma.Sql): ResourceKeySql {
   return { claim, note: null };
 }
 
+/**
+ * A deferred Idempotency-Key claim of API client `clientId` under a new key, nothing inserted yet:
+ * `claim` names it, `key(type, id, onlyIf)` is the ResourceKeySql whose `claim` inserts its record
+ * (IdempotencyRepository.insertInProgressSql) noting resource `type` `id` where `onlyIf` holds.
+ */
+export function deferredClaim(clientId: string): {
+  claim: IdempotencyClaim;
+  key: (type: string, id: string, onlyIf: Prisma.Sql) => ResourceKeySql;
+} {
+  const data = {
+    clientId,
+    key: `k-${randomUUID()}`,
+    fingerprint: 'fp',
+    expiresAt: new Date(Date.now() + 86_400_000),
+    leaseExpiresAt: new Date(Date.now() + 60_000),
+  };
+  return {
+    claim: { clientId, key: data.key, leaseExpiresAt: data.leaseExpiresAt },
+    key: (type, id, onlyIf) => keyClaim(IdempotencyRepository.insertInProgressSql(data, { type, id, onlyIf })),
+  };
+}
+
+/** A medium spec's world: real providers over the file's own migrated database, no HTTP. */
 export interface MediumWorld {
   db: TestDatabase;
   moduleRef: TestingModule;
