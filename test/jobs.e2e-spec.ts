@@ -1,4 +1,7 @@
-import { type Harness, startHarness } from './support/harness';
+import { Client } from 'pg';
+import { QUEUE_SETUP_LOCK } from '../src/jobs/jobs.service';
+import { waitFor } from './support/child-gateway';
+import { type Harness, startHarness, startPeer } from './support/harness';
 
 describe('background jobs (e2e, pg-boss)', () => {
   let h: Harness;
@@ -38,5 +41,72 @@ describe('background jobs (e2e, pg-boss)', () => {
       run = (await h.http().get(`/v1/reconciliation-runs/${started.body.id}`).set(auth)).body;
     }
     expect(run).toMatchObject({ status: 'completed', total: 0, processed: 0 });
+  });
+});
+
+describe('pg-boss queue setup, several instances starting at once on a new database (e2e)', () => {
+  let h: Harness;
+
+  // Jobs off in the harness's own app: the database has no pg-boss schema and no queues yet.
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    process.env.JOBS_ENABLED = 'false';
+    await h.close();
+  });
+
+  it('creates the queues one instance at a time under QUEUE_SETUP_LOCK, and every instance starts', async () => {
+    // pg-boss 10's create_queue run by several instances at once deadlocked one of them (seen in
+    // bench:cluster), which then failed to start. Here the test holds the lock: all three must wait
+    // for it, then start one after the other, with each queue created once.
+    const holder = new Client({ connectionString: h.db.url });
+    await holder.connect();
+    await holder.query('SELECT pg_advisory_lock(hashtext($1))', [QUEUE_SETUP_LOCK]);
+    let released = false;
+    const release = async () => {
+      if (!released) await holder.end();
+      released = true;
+    };
+    process.env.JOBS_ENABLED = 'true';
+    const peers = [startPeer(h), startPeer(h), startPeer(h)];
+    // Queues other than pg-boss's own (`__pgboss__…`, created by its start).
+    const ourQueues = async () =>
+      (
+        await h.db.query<{ name: string }>(
+          "SELECT name FROM pgboss.queue WHERE name NOT LIKE '\\_\\_pgboss%' ORDER BY name",
+        )
+      ).map((q) => q.name);
+    try {
+      await waitFor('three instances waiting for the queue setup lock', async () => {
+        const [waiting] = await h.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND application_name = 'wallet-gateway-jobs-setup'
+              AND wait_event_type = 'Lock'`,
+        );
+        return waiting.n === 3 ? true : undefined;
+      });
+      expect(await ourQueues()).toEqual([]);
+      await release();
+      await Promise.all(peers);
+      expect(await ourQueues()).toEqual([
+        'expire',
+        'inbox-recovery',
+        'reconcile',
+        'reconciliation-nightly',
+        'reconciliation-run',
+      ]);
+      const schedules = await h.db.query<{ name: string }>('SELECT name FROM pgboss.schedule ORDER BY name');
+      expect(schedules.map((q) => q.name)).toEqual(['expire', 'inbox-recovery', 'reconcile', 'reconciliation-nightly']);
+      // The lock's connections are gone: nothing holds it once the instances have started.
+      const [held] = await h.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+      );
+      expect(held.n).toBe(0);
+    } finally {
+      await release();
+      const settled = await Promise.allSettled(peers);
+      for (const peer of settled) if (peer.status === 'fulfilled') await peer.value.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
+import { Client } from 'pg';
 import PgBoss from 'pg-boss';
 import type { Env } from '../config/env';
 import { ShutdownService } from '../lifecycle/shutdown.service';
@@ -10,6 +11,14 @@ import { WebhooksService } from '../webhooks/webhooks.service';
 
 /** The queue of reconciliation reports: one job per run (`{runId}`), retried after a crash or an expired lease. */
 const RECONCILIATION_RUN_QUEUE = 'reconciliation-run';
+
+/**
+ * The advisory lock (`hashtext` of this text) that instances take, one at a time, while they create
+ * pg-boss's queues and schedules. pg-boss 10's `create_queue` inserts the queue's row and creates
+ * and attaches its partition table; two instances doing it at once on a database that has no queues
+ * yet (several instances started together: a first deploy) deadlock, and the loser fails to start.
+ */
+export const QUEUE_SETUP_LOCK = 'wallet-gateway:pg-boss queue setup';
 
 /** A recurring job: a pg-boss queue with a cron schedule (UTC, minute resolution). */
 interface RecurringJob {
@@ -75,9 +84,8 @@ export class JobsService implements OnApplicationBootstrap {
       this.logger.error({ error: error.message, code: error.code }, 'job queue error'),
     );
     await this.boss.start();
+    await this.setUpQueues(url.toString(), this.boss);
     for (const job of this.jobs) {
-      await this.boss.createQueue(job.name);
-      await this.boss.schedule(job.name, job.cron);
       await this.boss.work(job.name, async () => {
         const report = await job.run();
         this.logger.log({ job: job.name, report }, 'job done');
@@ -90,9 +98,27 @@ export class JobsService implements OnApplicationBootstrap {
     );
   }
 
+  /**
+   * Creates every queue and recurring job's schedule (both idempotent), holding QUEUE_SETUP_LOCK on a
+   * connection of its own, which ending releases (as it would a crashed instance's).
+   */
+  private async setUpQueues(connectionString: string, boss: PgBoss): Promise<void> {
+    const lock = new Client({ connectionString, application_name: 'wallet-gateway-jobs-setup' });
+    await lock.connect();
+    try {
+      await lock.query('SELECT pg_advisory_lock(hashtext($1))', [QUEUE_SETUP_LOCK]);
+      for (const job of this.jobs) {
+        await boss.createQueue(job.name);
+        await boss.schedule(job.name, job.cron);
+      }
+      await boss.createQueue(RECONCILIATION_RUN_QUEUE);
+    } finally {
+      await lock.end();
+    }
+  }
+
   /** The `reconciliation-run` queue: its worker, the enqueueing hook, and the runs left unfinished. */
   private async startReconciliationRuns(boss: PgBoss): Promise<void> {
-    await boss.createQueue(RECONCILIATION_RUN_QUEUE);
     await boss.work<{ runId: string }>(RECONCILIATION_RUN_QUEUE, async ([job]) => {
       const report = await this.reconciliationRuns.process(job.data.runId);
       this.logger.log({ job: RECONCILIATION_RUN_QUEUE, runId: job.data.runId, report }, 'job done');
