@@ -8,8 +8,9 @@
  * twice the per-key limit.
  *
  * Prints requests and statuses; every failure (5xx, reset, timeout, a 429 on a traffic key)
- * classified by when it happened: in flight on the killed instance (allowed), during a rolling
- * restart, during the SIGKILL restart, during the provider outage (503 `provider_retry_later` with
+ * classified by when it happened: in flight on the killed instance, or sent after the kill before
+ * the process exited and left with no answer (both allowed), during a rolling restart, during the
+ * SIGKILL restart, during the provider outage (503 `provider_retry_later` with
  * Retry-After and 502 `provider_unavailable` are the designed answers there, reported apart), or
  * otherwise; lost and doubled movements (simulator records against ledger rows); money calls
  * retried with the same Idempotency-Key and whether a replay gives the same outcome; the probe's
@@ -409,8 +410,10 @@ async function main(): Promise<void> {
 
     // ---- chaos: rolling SIGTERM restart of each instance, provider outage, SIGKILL ----
     const timings: RestartTiming[] = [];
-    const windows: Array<{ kind: 'restart' | 'kill' | 'outage'; from: number; to: number }> = [];
+    const windows: Array<{ kind: 'restart' | 'kill' | 'outage'; from: number; to: number; name?: string }> = [];
     let killAt = Number.NaN;
+    /** When the SIGKILLed process had exited (its 'exit' event): until then its kernel socket still takes connections. */
+    let killExitedAt = Number.NaN;
     const chaosLog: string[] = [];
     const note = (what: string) =>
       chaosLog.push(`${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s  ${what}`);
@@ -437,6 +440,7 @@ async function main(): Promise<void> {
       ).then(() => (lbDownMs = Date.now() - t0));
       await exited;
       const exitMs = Date.now() - t0;
+      if (signal === 'SIGKILL') killExitedAt = t0 + exitMs;
       await lbDown;
       const s0 = Date.now();
       const fresh = spawnInstance(i);
@@ -450,7 +454,7 @@ async function main(): Promise<void> {
       await waitFor(`HAProxy: ${name} up`, async () => (await lbStates(socket)).get(name) === 'UP', 60_000, 50);
       timings.push({ name, signal, lbDownMs, exitMs, listenMs, readyMs, lbUpMs: Date.now() - s0 });
       note(`${name} up in HAProxy again`);
-      windows.push({ kind: signal === 'SIGKILL' ? 'kill' : 'restart', from: t0, to: Date.now() + 1000 });
+      windows.push({ kind: signal === 'SIGKILL' ? 'kill' : 'restart', from: t0, to: Date.now() + 1000, name });
     };
     const chaos = async () => {
       await atFraction(0.1);
@@ -516,21 +520,37 @@ async function main(): Promise<void> {
       /^(503 provider_retry_later|502 provider_unavailable|504 provider_timeout)$/.test(f.label);
     const classes = {
       kill: new Map<string, number>(),
+      killQueued: new Map<string, number>(),
       outage: new Map<string, number>(),
       restart: new Map<string, number>(),
       afterKill: new Map<string, number>(),
       other: new Map<string, number>(),
     };
     let outageWithoutRetryAfter = 0;
+    /** When each failure of the SIGKILL window that was not in flight at the kill was sent, ms after the kill. */
+    const afterKillStarts: number[] = [];
+    /** Each failure during a rolling restart: which instance's, sent how long after its SIGTERM, and how long it took. */
+    const restartFailures: string[] = [];
     for (const f of failures) {
       const label = `${f.label} (${f.what})`;
       if (providerAnswer(f) && within(f, 'outage')) {
         bump(classes.outage, f.label);
         if (f.label.startsWith('503') && !f.retryAfter) outageWithoutRetryAfter++;
       } else if (f.start < killAt && f.end >= killAt) bump(classes.kill, label);
-      else if (within(f, 'restart')) bump(classes.restart, label);
-      else if (within(f, 'kill')) bump(classes.afterKill, label);
-      else bump(classes.other, label);
+      // Sent after the kill, before the process was gone and before HAProxy took it out: HAProxy
+      // could still pick the instance, and the dying process's listening socket still completed
+      // connections, then reset them (seen with server keep-alive off too). No answer is then the
+      // killed instance's, since the live ones close no connection unanswered (the 'any other time' class).
+      else if (f.label.startsWith('no answer') && f.start >= killAt && f.start <= killExitedAt)
+        bump(classes.killQueued, label);
+      else if (within(f, 'restart')) {
+        bump(classes.restart, label);
+        const w = windows.find((x) => x.kind === 'restart' && f.end >= x.from && f.start <= x.to);
+        if (w) restartFailures.push(`${w.name} +${f.start - w.from} ms, failed after ${f.end - f.start} ms`);
+      } else if (within(f, 'kill')) {
+        bump(classes.afterKill, label);
+        afterKillStarts.push(f.start - killAt);
+      } else bump(classes.other, label);
     }
     const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
@@ -585,10 +605,22 @@ async function main(): Promise<void> {
     say('failures (5xx, no answer, 429 on a traffic key), by when they happened:');
     say(`  in flight on the SIGKILLed instance (allowed)   ${total(classes.kill)}  (${list(classes.kill)})`);
     say(
+      `  sent to it after the kill, before it exited     ${total(classes.killQueued)}  (${list(classes.killQueued)}; allowed: no answer only)`,
+    );
+    say(
       `  provider outage (designed answers)              ${total(classes.outage)}  (${list(classes.outage)}; 503s without Retry-After: ${outageWithoutRetryAfter})`,
     );
     say(`  rolling SIGTERM restarts                        ${total(classes.restart)}  (${list(classes.restart)})`);
+    if (restartFailures.length)
+      say(`      sent after the SIGTERM (see the restarts' phases below): ${restartFailures.join('; ')}`);
     say(`  SIGKILL restart, not in flight at the kill      ${total(classes.afterKill)}  (${list(classes.afterKill)})`);
+    if (afterKillStarts.length) {
+      // A request sent after the kill but before HAProxy took the instance out can still go to it.
+      const lbDown = timings.find((t) => t.signal === 'SIGKILL')?.lbDownMs ?? '?';
+      say(
+        `      sent ${afterKillStarts.sort((a, b) => a - b).join(', ')} ms after the kill; HAProxy took the instance out ${lbDown} ms after it (seen every 50 ms)`,
+      );
+    }
     say(`  any other time                                  ${total(classes.other)}  (${list(classes.other)})`);
     say(
       `money calls       ${money.calls}; ${money.retried} retried with the same Idempotency-Key: ${money.same} reached an outcome a replay repeated, ${money.differed.length} differed${money.differed.length ? ` (${money.differed.slice(0, 5).join('; ')})` : ''}, ${money.unresolved.length} unresolved after 60 s${money.unresolved.length ? ` (${money.unresolved.slice(0, 5).join('; ')})` : ''}`,
@@ -622,7 +654,7 @@ async function main(): Promise<void> {
     say(`  ${verdict(total(classes.restart) === 0)} the rolling restarts cause 0 errors (${total(classes.restart)})`);
     say(`  ${verdict(lost === 0 && doubled === 0)} 0 lost, 0 doubled (${lost}, ${doubled})`);
     say(
-      `  ${verdict(total(classes.afterKill) + total(classes.other) === 0)} errors only for requests in flight on the killed instance (others: ${total(classes.afterKill) + total(classes.other)})`,
+      `  ${verdict(total(classes.afterKill) + total(classes.other) === 0)} errors only for requests on the killed instance: in flight, or sent before it exited (others: ${total(classes.afterKill) + total(classes.other)})`,
     );
     say(
       `  ${verdict(unresolvedOrDiffer === 0)} a retry with the same Idempotency-Key reaches the same outcome (${money.same} of ${money.retried})`,
