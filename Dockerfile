@@ -38,10 +38,10 @@ COPY --from=prune --chown=node:node /app/dist ./dist
 COPY --chown=node:node web ./web
 USER node
 EXPOSE 3000
-# Stopping: on SIGTERM /health/ready answers 503 at once, the instance serves SHUTDOWN_DELAY_MS (5 s)
+# Stopping: on SIGTERM /health/ready answers 503 at once, the instance serves SHUTDOWN_DELAY_MS (10 s)
 # more, then finishes in-flight requests (a provider call may take PROVIDER_TIMEOUT_MS, 10 s, with
 # retries) and closes its pools last. Give it a grace period ≥ SHUTDOWN_DELAY_MS + 3 × PROVIDER_TIMEOUT_MS:
-#   docker run --stop-timeout 40 …   compose: stop_grace_period: 40s   Kubernetes: terminationGracePeriodSeconds: 40
+#   docker run --stop-timeout 45 …   compose: stop_grace_period: 45s   Kubernetes: terminationGracePeriodSeconds: 45
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health/ready').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"

@@ -50,8 +50,8 @@ const SECONDS = Math.min(600, Math.max(10, Number(process.env.BENCH_SECONDS ?? 6
 const CLIENTS = Math.min(1000, Math.max(1, Number(process.env.BENCH_CLIENTS ?? 200)));
 const KEY_LIMIT = Math.max(10, Number(process.env.BENCH_KEY_LIMIT ?? 600));
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-/** As deploy/compose.yaml: long enough for HAProxy (check every 1 s, 500 ms once failing, fall 2) to take an instance out. */
-const SHUTDOWN_DELAY_MS = 5000;
+/** As deploy/compose.yaml: long enough for HAProxy (check every 1 s, 500 ms once failing, fall 2, each check up to 3 s) to take an instance out. */
+const SHUTDOWN_DELAY_MS = 10_000;
 const PROVIDER_TIMEOUT_MS = 5000;
 /** The gateway's default: an open breaker lets a probe call through after this long. */
 const BREAKER_HALF_OPEN_MS = 10_000;
@@ -531,6 +531,8 @@ async function main(): Promise<void> {
     const afterKillStarts: number[] = [];
     /** Each failure during a rolling restart: which instance's, sent how long after its SIGTERM, and how long it took. */
     const restartFailures: string[] = [];
+    /** Each failure at any other time: when it was sent (s from the start, as in the chaos list) and how long it took. */
+    const otherFailures: string[] = [];
     for (const f of failures) {
       const label = `${f.label} (${f.what})`;
       if (providerAnswer(f) && within(f, 'outage')) {
@@ -550,7 +552,10 @@ async function main(): Promise<void> {
       } else if (within(f, 'kill')) {
         bump(classes.afterKill, label);
         afterKillStarts.push(f.start - killAt);
-      } else bump(classes.other, label);
+      } else {
+        bump(classes.other, label);
+        otherFailures.push(`${((f.start - started) / 1000).toFixed(1)} s, failed after ${f.end - f.start} ms`);
+      }
     }
     const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
 
@@ -622,6 +627,7 @@ async function main(): Promise<void> {
       );
     }
     say(`  any other time                                  ${total(classes.other)}  (${list(classes.other)})`);
+    if (otherFailures.length) say(`      sent at (see chaos below): ${otherFailures.join('; ')}`);
     say(
       `money calls       ${money.calls}; ${money.retried} retried with the same Idempotency-Key: ${money.same} reached an outcome a replay repeated, ${money.differed.length} differed${money.differed.length ? ` (${money.differed.slice(0, 5).join('; ')})` : ''}, ${money.unresolved.length} unresolved after 60 s${money.unresolved.length ? ` (${money.unresolved.slice(0, 5).join('; ')})` : ''}`,
     );

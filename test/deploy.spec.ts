@@ -40,15 +40,20 @@ describe('deploy/', () => {
     expect(writes.match(/track gateways\/gateway\d/g)).toHaveLength(3);
   });
 
-  it('takes an instance out well within SHUTDOWN_DELAY_MS and gives a busy readiness check (2 s database ping) time to answer', () => {
+  it('takes an instance out within SHUTDOWN_DELAY_MS, even when every check answers late, and gives a busy readiness check (2 s database ping) time to answer', () => {
     const ms = (v: string) => (v.endsWith('ms') ? Number(v.slice(0, -2)) : Number(v.slice(0, -1)) * 1000);
     const server = /default-server inter (\S+) fastinter (\S+) fall (\d+) rise (\d+)/.exec(cfg);
     expect(server).not.toBeNull();
     const [, inter, fastinter, fall] = server as RegExpExecArray;
     // A check answering 503 at once: out after one interval and (fall - 1) fast intervals.
     const out = ms(inter) + (Number(fall) - 1) * ms(fastinter);
-    expect(out).toBeLessThanOrEqual(Number(/SHUTDOWN_DELAY_MS: (\d+)/.exec(compose)?.[1]) / 2);
-    expect(ms(/timeout check (\S+)/.exec(cfg)?.[1] ?? '0s')).toBeGreaterThan(2000);
+    const delay = Number(/SHUTDOWN_DELAY_MS: (\d+)/.exec(compose)?.[1]);
+    expect(out).toBeLessThanOrEqual(delay / 2);
+    const checkTimeout = ms(/timeout check (\S+)/.exec(cfg)?.[1] ?? '0s');
+    expect(checkTimeout).toBeGreaterThan(2000);
+    // A loaded instance answering each check just inside its timeout (bench:cluster saw one taken
+    // out 4.5 s after SIGTERM): the drain must still outlast it, or requests arrive as it closes.
+    expect(out + Number(fall) * checkTimeout).toBeLessThan(delay);
   });
 
   it('bench:cluster runs this configuration on loopback (haproxy -c accepts what it makes of it)', () => {

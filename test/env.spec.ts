@@ -50,9 +50,9 @@ describe('validateEnv', () => {
 });
 
 describe('validateEnv: shutdown and connection budget', () => {
-  it('defaults to a 5 s shutdown delay and 10 + 10 + 2 connections with named statements', () => {
+  it('defaults to a 10 s shutdown delay and 10 + 10 + 2 connections with named statements', () => {
     expect(validateEnv(valid)).toMatchObject({
-      SHUTDOWN_DELAY_MS: 5000,
+      SHUTDOWN_DELAY_MS: 10000,
       DATABASE_POOL_SIZE: 10,
       READ_POOL_SIZE: 10,
       JOBS_POOL_SIZE: 2,

@@ -307,15 +307,16 @@ export class Env {
 
   /**
    * Rolling deploys: after SIGTERM (or SIGINT/SIGHUP) /health/ready answers 503 at once while every
-   * other route keeps serving for this long, in ms (default 5000), so that the load balancer's
-   * health checks take the instance out before it stops accepting. The orchestrator's grace period
-   * must be at least this plus 3 × PROVIDER_TIMEOUT_MS (docs/operations.md "Rolling deploys").
+   * other route keeps serving for this long, in ms (default 10000), so that the load balancer's
+   * health checks take the instance out before it stops accepting, even when a loaded instance
+   * answers them late (deploy/haproxy.cfg: up to 1 s + 2 × 3 s + 0.5 s). The orchestrator's grace
+   * period must be at least this plus 3 × PROVIDER_TIMEOUT_MS (docs/operations.md "Rolling deploys").
    */
-  @NumberOr(5000)
+  @NumberOr(10000)
   @IsInt()
   @Min(0)
   @Max(600000)
-  SHUTDOWN_DELAY_MS = 5000;
+  SHUTDOWN_DELAY_MS = 10000;
 
   /**
    * Connection budget (docs/operations.md): the most connections Prisma's pool (@prisma/adapter-pg)
