@@ -514,8 +514,10 @@ async function main(): Promise<void> {
     const doubled = [...simRefs.values()].filter((n) => n > 1).length;
 
     // ---- classify the failures ----
-    const within = (f: Failure, kind: string) =>
-      windows.some((w) => w.kind === kind && f.end >= w.from && f.start <= w.to);
+    /** The chaos window of `kind` that failure `f` overlaps, if any. */
+    const windowOf = (f: Failure, kind: string) =>
+      windows.find((w) => w.kind === kind && f.end >= w.from && f.start <= w.to);
+    const within = (f: Failure, kind: string) => windowOf(f, kind) !== undefined;
     const providerAnswer = (f: Failure) =>
       /^(503 provider_retry_later|502 provider_unavailable|504 provider_timeout)$/.test(f.label);
     const classes = {
@@ -545,16 +547,18 @@ async function main(): Promise<void> {
       // killed instance's, since the live ones close no connection unanswered (the 'any other time' class).
       else if (f.label.startsWith('no answer') && f.start >= killAt && f.start <= killExitedAt)
         bump(classes.killQueued, label);
-      else if (within(f, 'restart')) {
-        bump(classes.restart, label);
-        const w = windows.find((x) => x.kind === 'restart' && f.end >= x.from && f.start <= x.to);
-        if (w) restartFailures.push(`${w.name} +${f.start - w.from} ms, failed after ${f.end - f.start} ms`);
-      } else if (within(f, 'kill')) {
-        bump(classes.afterKill, label);
-        afterKillStarts.push(f.start - killAt);
-      } else {
-        bump(classes.other, label);
-        otherFailures.push(`${((f.start - started) / 1000).toFixed(1)} s, failed after ${f.end - f.start} ms`);
+      else {
+        const restart = windowOf(f, 'restart');
+        if (restart) {
+          bump(classes.restart, label);
+          restartFailures.push(`${restart.name} +${f.start - restart.from} ms, failed after ${f.end - f.start} ms`);
+        } else if (within(f, 'kill')) {
+          bump(classes.afterKill, label);
+          afterKillStarts.push(f.start - killAt);
+        } else {
+          bump(classes.other, label);
+          otherFailures.push(`${((f.start - started) / 1000).toFixed(1)} s, failed after ${f.end - f.start} ms`);
+        }
       }
     }
     const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);

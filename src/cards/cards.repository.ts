@@ -174,7 +174,9 @@ export class CardsRepository {
    * @throws NotFoundError (404).
    */
   async requireCard(id: string, tx?: Tx): Promise<CardRow> {
-    const card = tx ? await tx.card.findUnique({ where: { id } }) : await this.reads.one<CardRow>(CARD_BY_ID(id));
+    const card = tx
+      ? await tx.card.findUnique({ where: { id }, omit: { providerPayload: true } })
+      : await this.reads.one<CardRow>(CARD_BY_ID(id));
     if (!card) throw new NotFoundError('Card', id);
     return card;
   }
@@ -316,19 +318,6 @@ export class CardsRepository {
   }
 
   /**
-   * Locks the card row (FOR SHARE, until `tx` ends) for a top-up or withdrawal being written: a
-   * concurrent claim waits for it, and it sees a claim already taken. Returns the card and the
-   * move in flight on it, if any (see `liveTransition`).
-   * @throws NotFoundError (404).
-   */
-  async lockForMoneyMove(id: string, tx: Tx): Promise<{ card: CardRow; inFlight: string | null }> {
-    const [row] = await tx.$queryRaw<Array<{ id: string }>>`SELECT id FROM cards WHERE id = ${id}::uuid FOR SHARE`;
-    if (!row) throw new NotFoundError('Card', id);
-    const card = await this.requireCard(id, tx);
-    return { card, inFlight: this.liveTransition(card) };
-  }
-
-  /**
    * Writes a new card holder ahead of its registration call: status `created`, created_by = the
    * request's client, with the request's audit event (`card_holder.create`) in the same transaction.
    * @throws the unique violation when the customer already has a holder (the caller answers 409).
@@ -413,9 +402,8 @@ export class CardsRepository {
   /**
    * Writes a top-up's or withdrawal's write-ahead ledger row `row` for card `cardId` in ONE
    * statement through node-postgres (it commits alone; prepared once per connection), under a share
-   * lock on the card (FOR SHARE,
-   * as lockForMoneyMove: a terminate claimed before it refuses it, one claimed after waits until the
-   * row exists): the row is written only if the card is in one of `statuses`, has a provider id,
+   * lock on the card (FOR SHARE: a terminate claimed before it refuses it, one claimed after waits
+   * until the row exists): the row is written only if the card is in one of `statuses`, has a provider id,
    * has no `terminate` claim started after `liveSince` (a live one: `liveTransition`) and, when
    * `owner` is given (OWNERSHIP=client), was created by it; then `key.claim` (a deferred
    * Idempotency-Key claim: the key's record inserted, noting the row as its resource where the card

@@ -122,17 +122,6 @@ describe('CardsRepository on a real database', () => {
     await expect(cards.move(randomUUID(), 'freeze')).rejects.toBeInstanceOf(NotFoundError);
   });
 
-  it('lockForMoneyMove reports a live claim in flight', async () => {
-    const c = await card('active');
-    await world.prisma.$transaction(async (tx) => {
-      expect((await cards.lockForMoneyMove(c.id, tx)).inFlight).toBeNull();
-    });
-    await cards.claimTransition(c.id, 'terminate');
-    await world.prisma.$transaction(async (tx) => {
-      expect((await cards.lockForMoneyMove(c.id, tx)).inFlight).toBe('terminate');
-    });
-  });
-
   it('addToBalance and balanceDrift: a balance off its successful ledger movements is reported, largest gap first', async () => {
     const inStep = await card('active');
     const off = await card('active');
