@@ -24,7 +24,7 @@ const TEST_OR_BENCH = {
   message: 'src/ must not import from test/ or bench/.',
 };
 /**
- * Repositories own their tables (DESIGN.md: the repository is the only code that calls Prisma/SQL on
+ * Repositories own their tables (docs/design.md#modules: the repository is the only code that calls Prisma/SQL on
  * its tables): PrismaService, the ReadPool (typed SQL for the hot reads), and the VALUES of the generated Prisma client (PrismaClient, the
  * `Prisma` namespace's sql/raw/join, Decimal, its error classes), are imported only by
  * `*.repository.ts` files and the composition roots exempted below. TYPES from the generated client
@@ -117,7 +117,7 @@ export default defineConfig(
     },
   },
 
-  // Import boundaries (DESIGN.md: one Nest module per domain; only src/provider speaks the provider's dialect).
+  // Import boundaries (docs/design.md#modules, docs/contributing.md#house-rules: one Nest module per domain; only src/provider speaks the provider's dialect).
   {
     files: ['src/**/*.ts'],
     rules: { 'no-restricted-imports': restricted(WIRE_TYPES, OTHER_MODULES_REPOSITORY, TEST_OR_BENCH) },

@@ -85,9 +85,9 @@ function authorized(header: string | undefined, apiKey: string): boolean {
 }
 
 /**
- * Builds the provider sandbox simulator: the 20 operations of provider-api.md under /api/v1 with
+ * Builds the provider sandbox simulator: the 20 operations of docs/provider.md#operations under /api/v1 with
  * the `{status, message, data}` envelope, the documented field names and mixed types, state in
- * memory and the Bearer key check; signed callbacks for every event of provider-webhooks.md
+ * memory and the Bearer key check; signed callbacks for every event of docs/provider.md#events
  * (callbacks.ts, events.ts); plus the admin/test API under /__admin (call log, faults, state,
  * reset, flush, callback log and fault switches, collection/payout/card moves, money records).
  * Call `app.listen()` to serve it.

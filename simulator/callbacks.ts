@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { badRequest } from './http';
 
-/** A callback as the provider sends it: `{event, data}` (provider-webhooks.md). */
+/** A callback as the provider sends it: `{event, data}` (docs/provider.md#callback-delivery). */
 export interface ProviderCallback {
   event: string;
   data: Record<string, unknown>;
@@ -116,14 +116,14 @@ export interface CallbackDispatcherConfig {
   faults?: CallbackFaults;
 }
 
-/** Lower-case hex HMAC-SHA512 of `body` (provider-webhooks.md "Callback delivery"). */
+/** Lower-case hex HMAC-SHA512 of `body` (docs/provider.md#callback-delivery). */
 export function signCallback(body: string, secret: string): string {
   return createHmac('sha512', secret).update(body).digest('hex');
 }
 
 /**
  * Posts `body` to `url` with the given signature header (none when undefined). Any answer but 200
- * is retried 3 more times (provider-webhooks.md), `retryDelayMs` apart; stops early when `signal`
+ * is retried 3 more times (docs/provider.md#callback-delivery), `retryDelayMs` apart; stops early when `signal`
  * aborts. Answers the status of each attempt (0 = no answer). Never throws.
  */
 export async function postCallback(

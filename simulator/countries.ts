@@ -1,4 +1,4 @@
-/** Destination field descriptor (provider-api.md "Country requirement"). */
+/** Destination field descriptor (docs/provider.md#beneficiaries). */
 export interface FieldDescriptor {
   name: string;
   type: string;
@@ -86,7 +86,7 @@ export function countryOfDialCode(dialCode: string | null): Country | undefined 
 }
 
 /**
- * Collection limits per country in MAJOR units of its currency (provider-webhooks.md; GH is not
+ * Collection limits per country in MAJOR units of its currency (docs/provider.md#limits; GH is not
  * documented there, its bounds are the simulator's own).
  */
 export const COLLECTION_LIMITS: Record<string, { currency: string; min: bigint; max: bigint }> = {

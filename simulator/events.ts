@@ -1,5 +1,5 @@
 /**
- * The callbacks the simulator sends: event names and `data` fields as provider-webhooks.md
+ * The callbacks the simulator sends: event names and `data` fields as docs/provider.md#events
  * "Event names" lists them. Money is a MAJOR-unit decimal string ("10.00"); card-event amounts are
  * USD dollars (the gateway's CARD_EVENT_AMOUNT_UNIT is 'major'); ids are provider ids. Never a card
  * number or CVV.

@@ -25,7 +25,7 @@ export function errorBody(statusCode: number, message: string) {
   return { statusCode, message, error: STATUS_CODES[statusCode] ?? 'Error' };
 }
 
-/** The `{status, message, data}` envelope of every success (provider-api.md conventions). */
+/** The `{status, message, data}` envelope of every success (docs/provider.md#conventions). */
 export function envelope<T>(data: T, message = 'Request successful') {
   return { status: true as const, message, data };
 }

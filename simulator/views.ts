@@ -24,7 +24,7 @@ function pick<T extends object, K extends keyof T>(record: T, ...keys: K[]): Pic
   return Object.fromEntries(keys.map((key) => [key, record[key]])) as Pick<T, K>;
 }
 
-/** Page meta of listings (provider-api.md "Page meta"). */
+/** Page meta of listings (docs/provider.md#conventions). */
 export function pageMeta(page: number, take: number, itemCount: number) {
   const pageCount = Math.ceil(itemCount / take);
   return { page, take, itemCount, pageCount, hasPreviousPage: page > 1, hasNextPage: page < pageCount };
@@ -203,7 +203,7 @@ export const virtualAccountView = (v: VirtualAccount) => ({
   ...pick(v, 'bank', 'customerId', 'bankName', 'reference', 'accountName', 'accountNumber', 'status'),
 });
 
-/** Card creation answer: ONLY these fields (provider-api.md), customerId null as in the sample. */
+/** Card creation answer: ONLY these fields (docs/provider.md#cards), customerId null as in the sample. */
 export const cardCreationView = (c: Card) => ({
   ...pick(c, 'id', 'createdAt', 'updatedAt', 'cardType', 'cardBrand', 'cardUserId', 'reference', 'createdStatus'),
   customerId: null,

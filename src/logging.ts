@@ -6,7 +6,7 @@ import pino from 'pino';
 
 /**
  * Paths removed from every log line, whatever logs them: client and provider keys, webhook
- * signatures, and card data (DESIGN.md "Security rules").
+ * signatures, and card data (docs/design.md#security-and-personal-data).
  */
 export const REDACTED_PATHS = [
   'req.headers.authorization',

@@ -444,7 +444,7 @@ describe('virtual cards (e2e): card holders, cards, transitions, money moves, tr
     });
 
     it("refuses a withdrawal beyond the provider's int32 (400 on amount), without a ledger row or a provider call", async () => {
-      // provider-api.md "virtualcards/withdraw": amount (int32), in cents (the unit table).
+      // docs/provider.md#cards: amount (int32), in cents (the unit table).
       const before = await providerCalls('withdrawFromCard');
       const rowsBefore = (await kit.ledger(card.id)).length;
       const res = await withdraw(2_147_483_648);

@@ -398,7 +398,7 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
     it("refuses an amount beyond the provider's int32 (400 on amount) before writing, holding or sending anything", async () => {
       await h.sim.admin('DELETE', '/calls');
       const rowsBefore = await payoutRowCount();
-      // provider-api.md "payout/initialize": amount (int32), sent in minor units (the unit table).
+      // docs/provider.md#payouts: amount (int32), sent in minor units (the unit table).
       const idem = newKey();
       const res = await postPayout(payoutBody({ amount: 2_147_483_648 }), idem);
       expect(res.status).toBe(400);

@@ -175,7 +175,7 @@ describe('provider callbacks (e2e): signed receiver, inbox, payout events', () =
     expect(row.provider_id).toBe('987654321');
   });
 
-  it('has a handler for every event name provider-webhooks.md lists', () => {
+  it('has a handler for every event name docs/provider.md lists', () => {
     const documented = [
       'payout.transfer.success',
       'payout.transfer.failed',

@@ -15,7 +15,7 @@ export function migrateDatabase(databaseUrl: string): void {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output = `${result.stdout}\n${result.stderr}`;
-  // The CLI can exit 0 without applying anything if the engine dies (PRISMA-OFFLINE.md): check the text.
+  // The CLI can exit 0 without applying anything if the engine dies (docs/operations.md#database-and-migrations): check the text.
   if (result.status !== 0 || !/(applied|No pending migrations)/i.test(output)) {
     throw new Error(`prisma migrate deploy failed (exit ${result.status}):\n${output}`);
   }

@@ -8,7 +8,7 @@ import type { Card, CardTransaction, CardUser, SimulatorState } from '../state';
 import { cardCreationView, cardTransactionView, cardUserView, cardView, pageMeta } from '../views';
 import { param, type RouteModule } from './context';
 
-/** Card top-up bounds, USD cents (provider-webhooks.md: 3 to 2,500 USD). */
+/** Card top-up bounds, USD cents (docs/provider.md#limits: 3 to 2,500 USD). */
 export const TOPUP_MIN_CENTS = 300n;
 export const TOPUP_MAX_CENTS = 250_000n;
 

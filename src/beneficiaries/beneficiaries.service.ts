@@ -33,7 +33,7 @@ export function toBeneficiaryDto(row: Beneficiary): BeneficiaryDto {
 }
 
 /**
- * Payout destinations. Source: provider-api.md "Beneficiaries and payouts" and "Country requirement".
+ * Payout destinations. Source: docs/provider.md#beneficiaries.
  */
 @Injectable()
 export class BeneficiariesService {

@@ -3,7 +3,7 @@ import type { InboxEvent, WebhookOutcome } from '../webhooks/webhook-handlers';
 import { WebhookHandlerRegistry } from '../webhooks/webhook-handlers';
 import { BeneficiariesRepository } from './beneficiaries.repository';
 
-/** Beneficiary events (provider-webhooks.md "Event names": id, reference, status). */
+/** Beneficiary events (docs/provider.md#events: id, reference, status). */
 export const BENEFICIARY_EVENTS = [
   'beneficiary.status.changed',
   'beneficiary.status.pending',

@@ -4,7 +4,7 @@ import { IsISO31661Alpha2, IsObject, IsOptional, IsString, IsUUID, Matches } fro
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { upper } from '../common/validation';
 
-/** One field of a destination type (provider-api.md "Country requirement"). */
+/** One field of a destination type (docs/provider.md#beneficiaries). */
 export class DestinationFieldDto {
   @ApiProperty({ example: 'accountNumber' }) name: string;
   @ApiProperty({ example: 'string' }) type: string;

@@ -3,7 +3,7 @@ import type { ProviderDestinationField } from '../provider';
 
 /**
  * Checks a beneficiary destination against the country's field descriptors
- * (provider-api.md "Country requirement": required, const, enum, pattern) before the provider is
+ * (docs/provider.md#beneficiaries: required, const, enum, pattern) before the provider is
  * called. `destination.type` picks the descriptor list. Returns every failing field, with paths
  * under `destination.`; an empty array means valid. Fields the country does not describe are refused.
  */

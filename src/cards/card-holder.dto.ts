@@ -65,7 +65,7 @@ export class CardHolderAddressDto {
   country: string;
 }
 
-/** Body of POST /v1/card-holders (provider-api.md "registercarduser"). */
+/** Body of POST /v1/card-holders (docs/provider.md#card-holders). */
 export class CreateCardHolderDto {
   @ApiProperty({ format: 'uuid', description: 'The customer to onboard as a card user.' })
   @IsUUID()

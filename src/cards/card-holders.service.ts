@@ -34,8 +34,8 @@ export function toCardHolderDto(row: CardHolderRecord): CardHolderDto {
 }
 
 /**
- * Card holders: customers onboarded as card users at the provider (provider-api.md
- * "registercarduser": "must precede card issuing for that customer"). Written ahead like a payout:
+ * Card holders: customers onboarded as card users at the provider (docs/provider.md#card-holders:
+ * registration must precede card issuing for that customer). Written ahead like a payout:
  * the holder is stored `created` with the KYC fields later calls need before the provider is called,
  * then moved by the answer (accepted → `pending`; refused → `failed`; timeout or 5xx → `unknown`);
  * there is never a provider call without a local row. The photo and ID image go to the provider

@@ -2,7 +2,7 @@ import type { FieldError } from '../common/errors';
 import type { TransactionStatus } from '../generated/prisma/client';
 import { isCalendarDate } from '../virtual-accounts/virtual-account-rules';
 
-/** Card top-up bounds in USD minor units (provider-webhooks.md "Other documented rules": 3 to 2,500 USD). */
+/** Card top-up bounds in USD minor units (docs/provider.md#limits: 3 to 2,500 USD). */
 export const CARD_TOPUP_MIN_MINOR = 300n;
 export const CARD_TOPUP_MAX_MINOR = 250_000n;
 
@@ -26,7 +26,7 @@ export function topUpAmountProblems(amount: bigint, field = 'amount'): FieldErro
 }
 
 /**
- * Local checks of a card-holder registration (provider-api.md "registercarduser"): `bvn` is
+ * Local checks of a card-holder registration (docs/provider.md#card-holders): `bvn` is
  * required when the customer is Nigerian and `dateOfBirth` when Ghanaian. Nationality is read from
  * `address.country` (ISO 3166-1 alpha-2), as the provider reads its `country` field.
  * `bvn` is 11 digits; `dateOfBirth` a real, past yyyy-mm-dd date. Empty when fine.

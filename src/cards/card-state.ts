@@ -12,7 +12,7 @@ import type { CardStatus } from '../generated/prisma/client';
  *   settle a card whose create call got no answer (`unknown`), and one whose callback overtook
  *   the create call's answer (`created`).
  * - `freeze`, `unfreeze`, `terminate`: the issue's rules (the provider documents none,
- *   provider-api.md "States and transitions": "not shown"): active ↔ frozen, active | frozen →
+ *   docs/provider.md#what-the-provider-leaves-unsaid): active ↔ frozen, active | frozen →
  *   terminated. `terminated` and `failed` are final: nothing ever moves a card out of them.
  */
 export const CARD_MOVES = {

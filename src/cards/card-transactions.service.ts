@@ -27,8 +27,8 @@ export function toCardTransactionDto(row: CardMovementRow): CardTransactionDto {
 }
 
 /**
- * Card money movements through the API: top-ups and withdrawals (provider-api.md
- * "virtualcards/topup", "virtualcards/withdraw"), written ahead on the ledger like payouts
+ * Card money movements through the API: top-ups and withdrawals (docs/provider.md#cards:
+ * topUpCard, withdrawFromCard), written ahead on the ledger like payouts
  * (`created` → `pending` on the provider's answer; refusal `failed` 422; timeout or 5xx `unknown`
  * 504/502), settled by `virtualcard.topup|withdrawal.*` callbacks or by a transaction sync; and the
  * card's transaction list, refreshed from the provider's paged listing.
@@ -90,7 +90,7 @@ export class CardTransactionsService {
     // refuses it (the card is going away), and one claimed after waits until this row exists. A
     // freeze or unfreeze in flight does not refuse it, by design: neither moves money, a frozen card
     // keeps its balance, and whether the provider takes a top-up or withdrawal on a frozen card is
-    // its call (provider-api.md "States and transitions": not shown) — a refusal fails the row (422).
+    // its call (docs/provider.md#what-the-provider-leaves-unsaid) — a refusal fails the row (422).
     // The row, its history, the Idempotency-Key's claim (the top-up and withdrawal routes defer it
     // to here) or note, and the request's audit event (naming the card, the row's id in its details)
     // are written together, or nothing when the card refuses it (the key's record is then written

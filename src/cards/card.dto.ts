@@ -9,7 +9,7 @@ import { CARD_BRANDS } from './card-rules';
 export const CARD_STATUSES = Object.values(CardStatus);
 export const CARD_TRANSACTION_STATUSES = Object.values(TransactionStatus);
 
-/** Body of POST /v1/cards (provider-api.md "virtualcards/create"). */
+/** Body of POST /v1/cards (docs/provider.md#cards). */
 export class CreateCardDto {
   @ApiProperty({ format: 'uuid', description: 'A customer registered as a card holder (POST /v1/card-holders).' })
   @IsUUID()
@@ -100,7 +100,7 @@ export class CardBillingAddressDto {
 
 /**
  * A virtual card as the gateway answers it: masked. The full card number and CVV are never
- * stored and never answered (DESIGN.md "Security rules"); `last4` and the expiry identify it.
+ * stored and never answered (docs/design.md#security-and-personal-data); `last4` and the expiry identify it.
  */
 export class CardDto {
   @ApiProperty({ format: 'uuid' }) id: string;

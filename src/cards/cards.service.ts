@@ -84,7 +84,7 @@ export function cardDetailsPatch(details: CardDetails): CardPatch {
 }
 
 /**
- * Virtual cards (provider-api.md "Virtual cards", "Virtual card"). Write-ahead like payouts: the
+ * Virtual cards (docs/provider.md#cards). Write-ahead like payouts: the
  * Card row (`created`) and, for a non-zero initial funding, its `card_topup` ledger row exist before
  * the provider's create call and hold its answer after (`pending`); a refusal makes both `failed`
  * (422), a timeout or 5xx `unknown` (504/502), settled by `virtualcard.created.success|failed`.

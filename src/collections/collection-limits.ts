@@ -9,7 +9,7 @@ export interface CollectionLimit {
 }
 
 /**
- * Collection limits per country (provider-webhooks.md "Other documented rules":
+ * Collection limits per country (docs/provider.md#limits:
  * NG 100–2,000,000 NGN; KE 20–145,000 KES; UG 500–4,000,000 UGX). The doc gives MAJOR units;
  * `collectionLimitProblems` compares in minor units. Countries not listed have no documented
  * bound: the provider decides.

@@ -43,8 +43,8 @@ export function toCollectionDto(row: CollectionWithTransaction): CollectionDto {
 
 /**
  * Collections (pay-ins): the provider issues an account detail that the customer pays
- * `amount` into before `expiresAt` (provider-api.md "Collections", "Collection", "Limits";
- * provider-webhooks.md "Other documented rules" for the country limits and the minor-unit amount).
+ * `amount` into before `expiresAt` (docs/provider.md#collections, #limits;
+ * docs/provider.md#units for the minor-unit amount).
  * Write-ahead: the ledger row (kind `collection`, direction `credit`, status `created`) and the
  * Collection row exist before the provider is called and hold its answer after. A refusal marks
  * the ledger row `failed`; a timeout or 5xx marks it `unknown` for reconciliation. Payment and

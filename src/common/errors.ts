@@ -29,7 +29,7 @@ export enum ErrorCode {
    * Nothing moved; retry after `Retry-After` (also `retryAfter`, seconds, in the problem).
    */
   ProviderRetryLater = 'provider_retry_later',
-  /** The provider's answer states another amount or currency than was asked (DESIGN.md "Money guards at the border"). */
+  /** The provider's answer states another amount or currency than was asked (docs/design.md#money-guards-at-the-border). */
   ProviderAmountMismatch = 'provider_amount_mismatch',
   InternalError = 'internal_error',
   /** A payout's approval or rejection asked by the API client that created it (maker-checker). */

@@ -2,12 +2,12 @@
  * Money at the border: integer minor units (`bigint`) inside the gateway, decimal strings or
  * JSON numbers only where the provider or a client speaks them. No float arithmetic anywhere:
  * numbers are turned into their shortest decimal string (`String(n)`) and parsed as decimals.
- * DESIGN.md "Money", STYLE.md "Ours, on top".
+ * docs/design.md#money-guards-at-the-border.
  */
 import { ValidationError } from './errors';
 
 /**
- * Minor-unit digits per currency: the one table (DESIGN.md "Money").
+ * Minor-unit digits per currency: the one table (docs/design.md#money-guards-at-the-border).
  * Fiat codes follow ISO 4217's "minor unit" column (UGX, XOF, XAF, RWF are 0-digit currencies).
  * BTC is counted in satoshi (8 digits); USDT and USDC in their 6-decimal token units (the
  * decimals of their ERC-20/TRC-20 contracts). A currency missing here cannot be handled: add it.

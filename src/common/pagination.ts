@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ValidationError } from './errors';
 
-/** Largest page a list endpoint serves (DESIGN.md: `limit` ≤ 100). */
+/** Largest page a list endpoint serves (docs/api.md#conventions: `limit` ≤ 100). */
 export const MAX_PAGE_SIZE = 100;
 
 /** Query parameters shared by every keyset-paginated list. */

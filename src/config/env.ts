@@ -97,7 +97,7 @@ export class Env {
   @IsNotEmpty()
   PROVIDER_API_KEY: string;
 
-  /** Secret for the provider's HMAC-SHA512 callback signatures (provider-webhooks.md). */
+  /** Secret for the provider's HMAC-SHA512 callback signatures (docs/provider.md#callback-delivery). */
   @IsString()
   @IsNotEmpty()
   PROVIDER_WEBHOOK_SECRET: string;
@@ -155,8 +155,8 @@ export class Env {
 
   /**
    * When provider callbacks are applied: `background` (default) answers 200 as soon as the event is
-   * stored and applies it right after, in this process (provider-webhooks.md: "Answer 200 quickly; do
-   * the work after storing"); `inline` applies it before answering and reports the outcome (tests, debugging).
+   * stored and applies it right after, in this process (docs/provider.md#callback-delivery: answer 200
+   * quickly, do the work after storing); `inline` applies it before answering and reports the outcome (tests, debugging).
    */
   @TextOr('background')
   @IsIn(['background', 'inline'])
@@ -233,7 +233,7 @@ export class Env {
   IDEMPOTENCY_LEASE_MS = 120000;
 
   /**
-   * Unit in which the provider reads initialize-swap's `amount` (the request): provider-api.md does
+   * Unit in which the provider reads initialize-swap's `amount` (the request): the provider does
    * not say; its samples (amount 10 → sourceAmount "10", finalize `amount: 10, centAmount: 1000`)
    * read as `major` (default). The quote's amounts are always read as the documented major decimal
    * strings, so a provider reading the request in the other unit answers ×100 and the quote is
@@ -245,7 +245,7 @@ export class Env {
 
   /**
    * Unit of `amount` in card events (virtualcard.topup.*, .withdrawal.*, .transaction.*):
-   * undocumented (provider-webhooks.md "Event names"); `major` (default) matches card-transaction records.
+   * undocumented (docs/provider.md#events); `major` (default) matches card-transaction records.
    */
   @IsOptional()
   @IsIn(['major', 'minor'])

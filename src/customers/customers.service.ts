@@ -40,7 +40,7 @@ export function toCustomerDto(row: CustomerRow): CustomerDto {
 
 /**
  * Customers: created and updated at the provider first, then stored locally; read locally.
- * Source of the upstream rules: provider-api.md "Customers".
+ * Source of the upstream rules: docs/provider.md#customers.
  */
 @Injectable()
 export class CustomersService {

@@ -72,7 +72,7 @@ export class PayoutDto {
     type: String,
     nullable: true,
     format: 'date-time',
-    description: 'Confirm before this moment: the rate window (~4 min) of provider-webhooks.md.',
+    description: 'Confirm before this moment: the provider’s rate window (~4 min) between initialize and finalize.',
   })
   quoteExpiresAt: string | null;
   @ApiProperty({

@@ -33,7 +33,7 @@ function notTheCustomersBeneficiary(): ValidationError {
 }
 
 /**
- * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
+ * Payouts in two steps (docs/provider.md#payouts): initialize (`initiated`,
  * with fee and rate), then confirm (provider finalize, `pending`). Write-ahead: the ledger row
  * exists (status `created`) before the provider is called and holds its answer after. A provider
  * refusal marks it `failed`; a timeout or 5xx marks it `unknown` for reconciliation; it is never

@@ -1,6 +1,6 @@
 /**
  * The money a payout or deposit callback states, checked against the ledger row it names before
- * the event may move that row (DESIGN.md "Money guards at the border": what the provider says is
+ * the event may move that row (docs/design.md#money-guards-at-the-border: what the provider says is
  * checked against what was asked before anything moves on). A callback is the provider's last word
  * on a movement, so it gets the same check as a synchronous answer (answer-checks.ts): a
  * `payout.transfer.success` for 60.00 USD on a payout of 50.00 USD is not applied.

@@ -435,7 +435,7 @@ describe('the provider unit table (provider-units.ts)', () => {
     expect(toWireAmount(10000n, 'USD', 'minor')).toBe(10000);
   });
 
-  describe('int32 amounts (payout initialize, card withdraw: provider-api.md "amount (int32)")', () => {
+  describe('int32 amounts (payout initialize, card withdraw: docs/provider.md#units)', () => {
     it('the largest amount is 2^31 − 1 of the wire unit, in minor units of the currency', () => {
       expect(int32AmountMaxMinor('USD', 'minor')).toBe(2_147_483_647n);
       expect(int32AmountMaxMinor('ngn', 'major')).toBe(214_748_364_700n);

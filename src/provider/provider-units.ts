@@ -1,12 +1,13 @@
 /**
- * THE table of money units at the provider border (DESIGN.md "Money guards at the border"): for
+ * THE table of money units at the provider border (docs/design.md#money-guards-at-the-border): for
  * every provider operation, the unit of each amount the gateway sends (request), reads (answer)
  * or receives in a callback (event), with the documentation that says so. The client and the
  * mappers look every unit up here (`unitOf`); nothing else decides a unit. Where the provider's
  * documentation is silent the unit is a validated setting (src/config/env.ts), default as the
  * samples read.
  *
- * Sources quoted: provider-api.md (PA) and provider-webhooks.md (PW), by section.
+ * Sources quoted, by section: the provider's API reference (PA) and its callbacks documentation
+ * (PW), both retold in docs/provider.md (the units: docs/provider.md#units).
  */
 import {
   currencyExponent,

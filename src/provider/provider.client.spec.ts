@@ -10,7 +10,7 @@ import {
 
 // ---------------------------------------------------------------------------------------------
 // A real local HTTP server standing in for the provider, answering sample bodies built from the
-// field tables of provider-api.md (mixed number/string money, lower- and upper-case codes).
+// field tables of docs/provider.md#operations (mixed number/string money, lower- and upper-case codes).
 // ---------------------------------------------------------------------------------------------
 
 const API_KEY = 'sk.0123456789abcdef0123456789abcdef.secretpart';

@@ -150,7 +150,7 @@ function errorCode(error: AxiosError): string | undefined {
 }
 
 /**
- * Retry rule (DESIGN.md stack: axios-retry). GET: any failure without an answer (network error,
+ * Retry rule (docs/design.md#stack: axios-retry). GET: any failure without an answer (network error,
  * timeout) or a 5xx. POST/PUT: only connection failures before anything was sent, never a
  * timeout or a 5xx: the provider may have acted on the request.
  */
@@ -198,7 +198,7 @@ function providerMessage(body: unknown): string | null {
 }
 
 /**
- * The one door to the provider (provider-api.md; DESIGN.md "src/provider"): one typed method per
+ * The one door to the provider (docs/provider.md; docs/design.md#modules): one typed method per
  * operation, normalised inputs and models (`provider.models.ts`), money in minor units.
  *
  * Every method throws only `ProviderError` (src/common/errors.ts), never an axios error:
@@ -214,7 +214,7 @@ function providerMessage(body: unknown): string | null {
  * (`undiciAdapter`, undici-adapter.ts; `connections`), which follow no redirect.
  * Every call carries `x-request-id`: the one given, else the current HTTP request's
  * (src/common/request-context.ts), else a new UUID; the same on each retry.
- * Money answers are checked against the request (DESIGN.md "Money guards at the border"): an
+ * Money answers are checked against the request (docs/design.md#money-guards-at-the-border): an
  * answer stating another amount or currency throws `ProviderAmountMismatchError` (502
  * `provider_amount_mismatch`, answer-checks.ts), logged at warn with both values. Every amount
  * is sent and read in the unit `provider-units.ts` gives it.
@@ -276,7 +276,7 @@ export class ProviderClient {
     });
   }
 
-  // ---- Customers (provider-api.md "Customers") ----
+  // ---- Customers (docs/provider.md#customers) ----
 
   /** POST /customers/ → the new customer. */
   async createCustomer(input: CreateCustomerInput, opts?: ProviderCallOptions): Promise<ProviderCustomer> {
@@ -301,7 +301,7 @@ export class ProviderClient {
     return this.call('getCustomer', 'GET', `/customers/${enc(customerId)}`, undefined, toCustomer, opts);
   }
 
-  // ---- Collections (provider-api.md "Collections") ----
+  // ---- Collections (docs/provider.md#collections) ----
 
   /**
    * POST /wallets/collections/initialize; `amount` sent and read in the units of the unit table.
@@ -332,7 +332,7 @@ export class ProviderClient {
     return this.checked('initializeCollection', { amountMinor: input.amountMinor, currency }, collection);
   }
 
-  // ---- Beneficiaries and payouts (provider-api.md "Beneficiaries and payouts") ----
+  // ---- Beneficiaries and payouts (docs/provider.md#beneficiaries, #payouts) ----
 
   /** POST /beneficiaries → the beneficiary (`success`). */
   async createBeneficiary(input: CreateBeneficiaryInput, opts?: ProviderCallOptions): Promise<ProviderBeneficiary> {
@@ -355,8 +355,8 @@ export class ProviderClient {
 
   /**
    * Refuses an amount `operation` cannot take, before anything is written or sent: its `amount` is
-   * an int32 in the unit table's unit (provider-api.md "POST /api/v1/wallets/payout/initialize"
-   * and "POST /api/v1/virtualcards/withdraw": `amount (int32)`), so at most 2,147,483,647 of that
+   * an int32 in the unit table's unit (docs/provider.md#payouts
+   * and #cards: `amount (int32)`), so at most 2,147,483,647 of that
    * unit (21,474,836.47 USD in cents). The provider would refuse a larger one, after the ledger's
    * write-ahead row.
    * @throws ValidationError (400, field `amount`) beyond it, or for an unknown currency.
@@ -430,7 +430,7 @@ export class ProviderClient {
     );
   }
 
-  // ---- Swaps (provider-api.md "Swaps") ----
+  // ---- Swaps (docs/provider.md#swaps) ----
 
   /**
    * POST /wallets/initialize-swap → a quote. `amount` is sent in SWAP_AMOUNT_UNIT (undocumented,
@@ -475,7 +475,7 @@ export class ProviderClient {
     return this.checked('finalizeSwap', { amountMinor: input.amountMinor, currency: sourceCurrency }, swap);
   }
 
-  // ---- Virtual accounts (provider-api.md "Virtual accounts") ----
+  // ---- Virtual accounts (docs/provider.md#virtual-accounts) ----
 
   /** POST /virtual-accounts → the account (`active`). */
   async createVirtualAccount(
@@ -496,7 +496,7 @@ export class ProviderClient {
     return this.call('createVirtualAccount', 'POST', '/virtual-accounts', body, toVirtualAccount, opts);
   }
 
-  // ---- Virtual cards (provider-api.md "Virtual cards") ----
+  // ---- Virtual cards (docs/provider.md#cards) ----
 
   /** POST /virtualcards/registercarduser (KYC) → whatever the provider answers (body "not shown"). */
   async registerCardUser(input: RegisterCardUserInput, opts?: ProviderCallOptions): Promise<ProviderCardUser> {

@@ -59,7 +59,7 @@ describe('maskCardNumbers', () => {
   });
 });
 
-describe('card event amounts (provider-webhooks.md: unit undocumented, one setting)', () => {
+describe('card event amounts (docs/provider.md#units: unit undocumented, one setting)', () => {
   it('has one setting, dollars by default', () => {
     const units = new ProviderUnits();
     expect(units.settings.CARD_EVENT_AMOUNT_UNIT).toBe('major');

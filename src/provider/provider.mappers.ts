@@ -53,7 +53,7 @@ type Data = Record<string, unknown>;
 /** The provider answered 200 with a body the gateway cannot read. Internal to `src/provider`. */
 export class MalformedAnswerError extends Error {}
 
-/** The currency of virtual cards, whose records do not name one (provider-api.md "Virtual card"). */
+/** The currency of virtual cards, whose records do not name one (docs/provider.md#cards). */
 export const CARD_CURRENCY = 'USD';
 
 const CARD_SECRET_KEYS = new Set(['cardnumber', 'cvv2', 'cvv', 'pan']);
@@ -235,7 +235,7 @@ function base(data: Data, f: Fields<WireRecord>): ProviderRecord {
   };
 }
 
-/** Customer (provider-api.md "Customer"): `blacklist` → `blacklisted`. */
+/** Customer (docs/provider.md#customers): `blacklist` → `blacklisted`. */
 export function toCustomer(data: Data): ProviderCustomer {
   const f = new Fields<WireCustomer>(data);
   return {
@@ -249,7 +249,7 @@ export function toCustomer(data: Data): ProviderCustomer {
   };
 }
 
-/** Collection (provider-api.md "Collection"): units of `amount`/`fees` per the unit table (major). */
+/** Collection (docs/provider.md#collections): units of `amount`/`fees` per the unit table (major). */
 export function toCollection(data: Data): ProviderCollection {
   const f = new Fields<WireCollection>(data);
   const currency = f.currency('currency');
@@ -282,7 +282,7 @@ function toDestination(value: Data, at: string): ProviderDestination {
   return destination;
 }
 
-/** Beneficiary (provider-api.md "Beneficiary"). */
+/** Beneficiary (docs/provider.md#beneficiaries). */
 export function toBeneficiary(data: Data): ProviderBeneficiary {
   const f = new Fields<WireBeneficiary>(data);
   return {
@@ -295,7 +295,7 @@ export function toBeneficiary(data: Data): ProviderBeneficiary {
   };
 }
 
-/** Country requirement (provider-api.md "Country requirement"). */
+/** Country requirement (docs/provider.md#beneficiaries). */
 export function toCountryRequirement(data: Data): ProviderCountryRequirement {
   const f = new Fields<WireCountryRequirement>(data);
   const destinations: Record<string, ProviderDestinationField[]> = {};
@@ -372,7 +372,7 @@ function ledgerFields(
 }
 
 /**
- * Payout transaction (provider-api.md "Payout transaction") from initialize, finalize or
+ * Payout transaction (docs/provider.md#payouts) from initialize, finalize or
  * get-transaction (`operation`, for the unit table). `walletCurrency` is used when the answer has
  * no `currency` (initialize, finalize).
  */
@@ -416,7 +416,7 @@ export function toPayout(
   };
 }
 
-/** Swap quote (provider-api.md "Swap quote"): units of its amounts per the unit table (major decimal strings). */
+/** Swap quote (docs/provider.md#swaps): units of its amounts per the unit table (major decimal strings). */
 export function toSwapQuote(data: Data): ProviderSwapQuote {
   const f = new Fields<WireSwapQuote>(data);
   const unit = (field: 'sourceAmount' | 'targetAmount' | 'fee') => unitOf('initializeSwap', 'answer', field);
@@ -437,7 +437,7 @@ export function toSwapQuote(data: Data): ProviderSwapQuote {
   };
 }
 
-/** Swap transaction (provider-api.md "Swap transaction"), money in `sourceCurrency`. */
+/** Swap transaction (docs/provider.md#swaps), money in `sourceCurrency`. */
 export function toSwap(data: Data, sourceCurrency: string): ProviderSwap {
   const f = new Fields<WireSwapTransaction>(data);
   const currency = normaliseCurrency(sourceCurrency);
@@ -454,7 +454,7 @@ export function toSwap(data: Data, sourceCurrency: string): ProviderSwap {
   };
 }
 
-/** Virtual account (provider-api.md "Virtual account"): lower-case `currency` → upper-case. */
+/** Virtual account (docs/provider.md#virtual-accounts): lower-case `currency` → upper-case. */
 export function toVirtualAccount(data: Data): ProviderVirtualAccount {
   const f = new Fields<WireVirtualAccount>(data);
   return {
@@ -486,7 +486,7 @@ export function toCardUser(data: Data): ProviderCardUser {
 }
 
 /**
- * Card-creation record (provider-api.md "Virtual card", creation response). The documented answer
+ * Card-creation record (docs/provider.md#cards, creation response). The documented answer
  * carries no amount; `amountMinor` is read (`centAmount`, else `amount`, units per the unit table)
  * only if it does, so that the funding can be checked against the request.
  */
@@ -539,7 +539,7 @@ export function toCard(data: Data, operation: 'freezeCard' | 'unfreezeCard' | 't
 }
 
 /**
- * Card transaction (provider-api.md "Card transaction") from the answer of `operation`:
+ * Card transaction (docs/provider.md#cards) from the answer of `operation`:
  * `centAmount`, else `amount`, units per the unit table (minor, major).
  */
 export function toCardTransaction(

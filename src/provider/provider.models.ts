@@ -1,11 +1,11 @@
 /**
- * The NORMALISED provider types the rest of the gateway sees (STYLE.md "Ours, on top": the
+ * The NORMALISED provider types the rest of the gateway sees (docs/design.md#architecture: the
  * provider's quirks stop in `src/provider`). Everywhere here:
  * - money is `bigint` minor units (`…Minor`), never a float; currency codes are upper-case;
  * - statuses, types and actions are lower-case; timestamps are `Date`;
  * - exchange rates and spot prices are exact decimal strings (stored as Prisma `Decimal`);
  * - `raw` is the provider's `data` object as answered, for storage, with card secrets removed
- *   (`stripCardSecrets`): a full card number or CVV never reaches a model (DESIGN.md "Security rules").
+ *   (`stripCardSecrets`): a full card number or CVV never reaches a model (docs/design.md#security-and-personal-data).
  * Fields the gateway needs for money or state (ids, references, statuses, amounts, currencies,
  * expiries) are required: an answer without them is malformed (`provider_unavailable`).
  * Descriptive fields the doc does not promise are `null` when absent.
@@ -40,7 +40,7 @@ export interface ProviderCallOptions {
   requestId?: string;
 }
 
-/** Page meta of a provider listing (provider-api.md "Page meta"): the wire shape as it is. */
+/** Page meta of a provider listing (docs/provider.md#conventions): the wire shape as it is. */
 export type ProviderPageMeta = WirePageMeta;
 
 // ---- Customers ----
@@ -123,7 +123,7 @@ export interface ProviderBeneficiary extends ProviderRecord {
   destination: ProviderDestination;
 }
 
-/** One field a destination type needs (provider-api.md "Country requirement"): `const` the only allowed value, `pattern` a regular expression. */
+/** One field a destination type needs (docs/provider.md#beneficiaries): `const` the only allowed value, `pattern` a regular expression. */
 export type ProviderDestinationField = WireFieldDescriptor;
 
 /** What a country needs for a beneficiary's destination. */
@@ -161,7 +161,7 @@ export interface FinalizePayoutInput {
   amountMinor?: bigint;
 }
 
-/** Fields payout and swap transactions share (provider-api.md "Payout transaction", "Swap transaction"). */
+/** Fields payout and swap transactions share (docs/provider.md#payouts, #swaps). */
 export interface ProviderLedgerRecord extends ProviderRecord {
   reference: string;
   status: string;
@@ -302,7 +302,7 @@ export interface ProviderCardCreation extends ProviderRecord {
   amountMinor: bigint | null;
 }
 
-/** A virtual card, without its full number or CVV (DESIGN.md "Security rules"). */
+/** A virtual card, without its full number or CVV (docs/design.md#security-and-personal-data). */
 export interface ProviderCard extends ProviderRecord {
   reference: string | null;
   /** `active`, `frozen`, `terminated`, … */
@@ -413,7 +413,7 @@ export interface CardEventDetails {
 }
 
 /**
- * A card callback (provider-webhooks.md "Event names", `virtualcard.*`) in the gateway's terms:
+ * A card callback (docs/provider.md#events, `virtualcard.*`) in the gateway's terms:
  * - `card.created`: `virtualcard.created.success|failed`; `inProgress` when a success names its
  *   creation still `pending` (no result yet); `details` on success only.
  * - `card.topup` / `card.withdrawal`: `virtualcard.topup|withdrawal.success|failed` settling the

@@ -1,5 +1,5 @@
 /**
- * The provider's WIRE types, exactly as provider-api.md documents them: request bodies and the
+ * The provider's WIRE types, exactly as the provider documents them (docs/provider.md#operations): request bodies and the
  * `data` of each response. Nothing outside `src/provider` should import these; the rest of the
  * gateway sees `provider.models.ts` (which names the shapes that need no normalising by alias). Money fields are `number | string` where the doc says the
  * provider mixes them ("Monetary fields appear as numbers in some responses and as strings in
@@ -9,17 +9,17 @@
 
 /** A money value as the provider writes it: a JSON number or a decimal string. */
 export type WireMoney = number | string;
-/** ISO 8601 UTC timestamp with milliseconds (provider-api.md "Conventions"). */
+/** ISO 8601 UTC timestamp with milliseconds (docs/provider.md#conventions). */
 export type WireTimestamp = string;
 
-/** Every response: `{status, message, data}` (provider-api.md "Conventions"). */
+/** Every response: `{status, message, data}` (docs/provider.md#conventions). */
 export interface WireEnvelope<T> {
   status: boolean;
   message: string;
   data: T;
 }
 
-/** Error bodies clients of the provider expect (provider-webhooks.md "Other documented rules"). */
+/** Error bodies clients of the provider expect (docs/provider.md#errors). */
 export interface WireErrorBody {
   statusCode?: number;
   /** A string, or an array of strings in NestJS validation errors. */
@@ -35,7 +35,7 @@ export interface WireRecord {
   updatedAt: WireTimestamp;
 }
 
-/** Page meta (provider-api.md "Page meta"). */
+/** Page meta (docs/provider.md#conventions). */
 export interface WirePageMeta {
   page: number;
   take: number;
@@ -45,7 +45,7 @@ export interface WirePageMeta {
   hasNextPage: boolean;
 }
 
-// ---- Customers (provider-api.md "Customers", "Customer") ----
+// ---- Customers (docs/provider.md#customers) ----
 
 /** POST /customers/ body. */
 export interface WireCreateCustomerRequest {
@@ -79,7 +79,7 @@ export interface WireCustomer extends WireRecord {
   meta?: WirePageMeta;
 }
 
-// ---- Collections (provider-api.md "Collections", "Collection") ----
+// ---- Collections (docs/provider.md#collections) ----
 
 /** POST /wallets/collections/initialize body; `amount` in MINOR units (provider-units.ts). */
 export interface WireInitializeCollectionRequest {
@@ -117,7 +117,7 @@ export interface WireCollection extends WireRecord {
   expiryDate: WireTimestamp;
 }
 
-// ---- Beneficiaries and payouts (provider-api.md "Beneficiaries and payouts") ----
+// ---- Beneficiaries and payouts (docs/provider.md#beneficiaries, #payouts) ----
 
 /** Country-specific destination; BANK and MOBILEMONEY variants are documented. */
 export interface WireDestination {
@@ -145,7 +145,7 @@ export interface WireBeneficiary extends WireRecord {
   reference: string;
 }
 
-/** One field a destination needs (provider-api.md "Country requirement"). */
+/** One field a destination needs (docs/provider.md#beneficiaries). */
 export interface WireFieldDescriptor {
   name: string;
   type: string;
@@ -183,7 +183,7 @@ export interface WireFinalizePayoutRequest {
 }
 
 /**
- * Payout transaction (provider-api.md "Payout transaction"): from initialize (`initiated`),
+ * Payout transaction (docs/provider.md#payouts): from initialize (`initiated`),
  * finalize (`pending`) and get-transaction (upper-case `type`/`status`/`action`, string money).
  * `amount`/`fees` are MAJOR units of the wallet currency; `centAmount`/`centFees` MINOR.
  */
@@ -213,7 +213,7 @@ export interface WirePayoutTransaction extends WireRecord {
   currency?: string;
 }
 
-// ---- Swaps (provider-api.md "Swaps", "Swap quote", "Swap transaction") ----
+// ---- Swaps (docs/provider.md#swaps) ----
 
 /** POST /wallets/initialize-swap body; `amount` in the unit SWAP_AMOUNT_UNIT names (provider-units.ts; default major). */
 export interface WireInitializeSwapRequest {
@@ -259,7 +259,7 @@ export interface WireSwapTransaction extends WireRecord {
   companyId: string;
 }
 
-// ---- Virtual accounts (provider-api.md "Virtual accounts") ----
+// ---- Virtual accounts (docs/provider.md#virtual-accounts) ----
 
 /** POST /virtual-accounts body; `dateOfBirth` (yyyy-mm-dd) required for `providus`. */
 export interface WireCreateVirtualAccountRequest {
@@ -286,7 +286,7 @@ export interface WireVirtualAccount extends WireRecord {
   status: string;
 }
 
-// ---- Virtual cards (provider-api.md "Virtual cards") ----
+// ---- Virtual cards (docs/provider.md#cards) ----
 
 /** POST /virtualcards/registercarduser body. */
 export interface WireRegisterCardUserRequest {
@@ -322,7 +322,7 @@ export interface WireCreateCardRequest {
   lastName?: string;
 }
 
-/** Card-creation answer: only these fields (provider-api.md "Virtual card"). */
+/** Card-creation answer: only these fields (docs/provider.md#cards). */
 export interface WireCardCreation extends WireRecord {
   cardType: string;
   cardBrand: string;
@@ -402,7 +402,7 @@ export interface WireCardTransactionList {
   meta: WirePageMeta;
 }
 
-// ---- Card events (provider-webhooks.md "Event names", `virtualcard.*`) ----
+// ---- Card events (docs/provider.md#events, `virtualcard.*`) ----
 
 /** `data` of `virtualcard.created.success|failed`: the card record (success) or its id, reference and reason. */
 export interface WireCardCreatedEvent {

@@ -30,7 +30,7 @@ const USER_AGENT = `axios/${axios.VERSION}`;
  * Why: the provider client's calls spent most of their gateway CPU and allocations in the http
  * adapter (follow-redirects wrapping, stream plumbing, per-request agent and socket bookkeeping;
  * about 98 KB of the 162 KB a pass-through read allocated, docs/benchmarks.md). undici's client is
- * far cheaper per request; axios stays the client API (DESIGN.md: axios, axios-retry, the
+ * far cheaper per request; axios stays the client API (docs/design.md#stack: axios, axios-retry, the
  * interceptors and the AxiosError shapes `provider.client.ts` and `provider-resilience.ts` read).
  * OpenTelemetry's undici instrumentation (src/tracing.ts) traces these calls (HTTP client spans).
  *

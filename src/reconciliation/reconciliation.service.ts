@@ -11,7 +11,7 @@ import { FINAL_STATUSES } from '../transactions/transaction-state';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { ReconciliationRepository } from './reconciliation.repository';
 
-/** Payout statuses the provider reports (provider-webhooks.md "Other documented rules") → ledger statuses. */
+/** Payout statuses the provider reports (docs/provider.md#statuses) → ledger statuses. */
 const PAYOUT_STATUS: Record<string, TransactionStatus> = {
   initiated: 'initiated',
   pending: 'pending',
@@ -39,7 +39,7 @@ const UNANSWERED_STATUSES: TransactionStatus[] = ['created', 'unknown'];
 /** Kinds settled without a provider id once past SETTLEMENT_DEADLINE (settleUnanswered). */
 const UNANSWERED_KINDS: TransactionKind[] = ['payout', 'collection', 'swap'];
 
-/** The provider event that says a collection was paid (provider-webhooks.md "Event names"). */
+/** The provider event that says a collection was paid (docs/provider.md#events). */
 const DEPOSIT_EVENT = 'transaction.deposit.success';
 
 /** What reconciliation needs of a ledger row. */
@@ -50,7 +50,7 @@ export type ReconciledRow = Pick<
 
 /**
  * Kinds whose lookup answer is checked against the row's money before it moves the row: the
- * lookup answers the payout shape (provider-api.md "Transactions") whose `amount`/`centAmount` and
+ * lookup answers the payout shape (docs/provider.md#transaction-lookup) whose `amount`/`centAmount` and
  * wallet `currency` are the payout's, or the swap's source, as their synchronous answers are
  * checked. A collection's lookup is not compared (what the payer sent, net of fees or not, is not
  * documented); its deposit callback is.
@@ -203,7 +203,7 @@ export class ReconciliationService {
    * `created` or `unknown`, no provider id), once past SETTLEMENT_DEADLINE at `now` (before that it
    * is left as it is: `unchanged`). Never by sending the call again:
    * - payout → `failed`, reason `provider_answer_lost`: initialize moves no money, and the
-   *   provider's initiated record lapses after its ~4-minute rate window (provider-webhooks.md) without
+   *   provider's initiated record lapses after its ~4-minute rate window (docs/provider.md#payouts) without
    *   a finalize, which the gateway sends only for a row holding the provider id. The client may try again.
    * - collection → paid when a deposit callback with its reference is in the inbox (webhook_events:
    *   the row moves to `unknown`, then the event is applied again as the webhook would, source

@@ -33,7 +33,7 @@ export function isQuoteExpired(expiresAt: Date, now: Date = new Date()): boolean
  * The moment a provider quote lapses, on the gateway's clock: the provider's `expiration`, or
  * `requestedAt + expirationInSec` when that is earlier (the provider's clock may run behind ours;
  * `requestedAt` is taken before the call, so transit time counts against the quote, not for it).
- * provider-api.md "Swap quote", "Limits" (a quote should be finalized before it expires).
+ * docs/provider.md#swaps, #limits (a quote should be finalized before it expires).
  */
 export function quoteExpiresAt(
   upstream: { expiresAt: Date; expiresInSeconds: number | null },

@@ -53,10 +53,10 @@ export const QUOTE_BEYOND_SAFE_MESSAGE =
   'is too large for this currency pair: the quoted target amount is beyond 2^53 - 1 minor units';
 
 /**
- * Currency swaps between the account's wallets, in two steps (provider-api.md "Swaps",
- * "Swap quote", "Swap transaction", "Limits"): a quote (stored per API client, valid until
+ * Currency swaps between the account's wallets, in two steps (docs/provider.md#swaps,
+ * #limits): a quote (stored per API client, valid until
  * `expiresAt`, about 250 s), then its execution (finalize-swap, `success` at once; the provider
- * sends no swap events, provider-webhooks.md "Event names").
+ * sends no swap events, docs/provider.md#events).
  *
  * A quote is executed at most once: it is claimed under its row lock (`open` and not expired →
  * `executing`) in the same SQL statement that writes the ledger row (kind `swap`, direction

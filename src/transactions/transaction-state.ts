@@ -12,7 +12,7 @@ import type { TransactionKind, TransactionStatus } from '../generated/prisma/cli
  * a person's decision (source `manual`, POST /v1/transactions/{id}/resolve) moves it on.
  * Final statuses only move on an explicit reversal (`success → reversed`), except that a collection
  * `failed` or `expired` whose deposit arrives anyway goes to `needs_review` (money moved after all).
- * Sources: provider-api.md "States and transitions", provider-webhooks.md (payout statuses).
+ * Sources: docs/provider.md#statuses (the provider's statuses, the payout statuses included).
  */
 export const TRANSITIONS: Record<TransactionKind, Partial<Record<TransactionStatus, TransactionStatus[]>>> = {
   payout: {

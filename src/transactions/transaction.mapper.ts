@@ -19,7 +19,7 @@ import type { CardMovementRow, LedgerPageRow, LedgerRow } from './ledger-row';
 import type { StatusChangeDto, TransactionDetailDto, TransactionDto } from './transaction.dto';
 import type { TransactionWithHistoryRow } from './transactions.repository';
 
-/** The provider's rate window between payout initialize and finalize (provider-webhooks.md: ~4 minutes). */
+/** The provider's rate window between payout initialize and finalize (docs/provider.md#payouts: ~4 minutes). */
 export const PAYOUT_RATE_WINDOW_MS = 4 * 60 * 1000;
 
 /** The fields every view of a ledger row shows, the same way: ids, status, free text, ISO 8601 UTC times. */

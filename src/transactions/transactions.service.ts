@@ -91,7 +91,7 @@ export class TransactionsService {
 
   /**
    * The local record with its status history. With `refresh`, the provider is asked first
-   * (GET /transactions/{id}, provider-api.md "Transactions") and a forward move is applied with
+   * (GET /transactions/{id}, docs/provider.md#transaction-lookup) and a forward move is applied with
    * source `reconciliation`; a row without a provider id (its call was never answered) is settled
    * when past SETTLEMENT_DEADLINE (ReconciliationService.settleUnanswered), else shown as it is.
    * @throws NotFoundError (404, also another client's row under OWNERSHIP=client); ProviderError

@@ -1,10 +1,10 @@
 import type { FieldError } from '../common/errors';
 
-/** Banks a virtual account can be issued at (provider-webhooks.md "Other documented rules"). */
+/** Banks a virtual account can be issued at (docs/provider.md#limits). */
 export const VIRTUAL_ACCOUNT_BANKS = ['safehaven', 'providus'] as const;
 export type VirtualAccountBank = (typeof VIRTUAL_ACCOUNT_BANKS)[number];
 
-/** Banks that need the holder's `dateOfBirth` (provider-api.md "Virtual accounts": required only for one bank). */
+/** Banks that need the holder's `dateOfBirth` (docs/provider.md#virtual-accounts: required only for one bank). */
 export const BANKS_NEEDING_DATE_OF_BIRTH: readonly string[] = ['providus'];
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

@@ -28,8 +28,8 @@ export function toVirtualAccountDto(row: VirtualAccount): VirtualAccountDto {
 }
 
 /**
- * Virtual bank accounts issued to customers (provider-api.md "Virtual accounts", "Virtual
- * account"; provider-webhooks.md "Other documented rules": bank `safehaven` or `providus`,
+ * Virtual bank accounts issued to customers (docs/provider.md#virtual-accounts,
+ * #limits: bank `safehaven` or `providus`,
  * `dateOfBirth` required for providus). Created at the provider first, then stored; read locally.
  * No money moves here, so there is no ledger row. BVN and date of birth go to the provider only.
  */

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/** Headers the provider signs with, newer brand first (provider-webhooks.md "Callback delivery"). */
+/** Headers the provider signs with, newer brand first (docs/provider.md#callback-delivery). */
 export const SIGNATURE_HEADERS = ['x-brails-signature', 'x-bitnob-signature'] as const;
 
 /** Lower-case hex HMAC-SHA512 of `body` keyed with `secret`. */

@@ -26,8 +26,7 @@ export class RefusedEventError extends Error {}
 export type WebhookHandler = (event: InboxEvent) => Promise<WebhookOutcome>;
 
 /**
- * Event name → handler. Each domain module registers the events it owns (provider-webhooks.md
- * "Event names") in its `onModuleInit`; the webhooks module stays free of domain rules.
+ * Event name → handler. Each domain module registers the events it owns (docs/provider.md#events) in its `onModuleInit`; the webhooks module stays free of domain rules.
  */
 @Injectable()
 export class WebhookHandlerRegistry {

@@ -25,7 +25,7 @@ import { type InboxEvent, RefusedEventError, WebhookHandlerRegistry, type Webhoo
 
 export type { WebhookOutcome } from './webhook-handlers';
 
-/** A verified callback body: `{event, data}` (provider-webhooks.md). */
+/** A verified callback body: `{event, data}` (docs/provider.md#callback-delivery). */
 export interface ProviderEvent {
   event: string;
   data: Record<string, unknown>;
@@ -33,7 +33,7 @@ export interface ProviderEvent {
   sanitized?: boolean;
 }
 
-/** Ledger events: event name → the kind of ledger row it concerns and the status it means (provider-webhooks.md "Event names"). */
+/** Ledger events: event name → the kind of ledger row it concerns and the status it means (docs/provider.md#events). */
 const LEDGER_EVENTS: Record<LedgerCallbackEvent, { kind: TransactionKind; to: TransactionStatus }> = {
   'payout.transfer.success': { kind: 'payout', to: 'success' },
   'payout.transfer.failed': { kind: 'payout', to: 'failed' },

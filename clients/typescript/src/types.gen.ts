@@ -609,7 +609,7 @@ export type PayoutDto = {
      */
     rate: string | null;
     /**
-     * Confirm before this moment: the rate window (~4 min) of provider-webhooks.md.
+     * Confirm before this moment: the provider’s rate window (~4 min) between initialize and finalize.
      */
     quoteExpiresAt: string | null;
     /**

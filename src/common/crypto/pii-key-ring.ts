@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
- * Field encryption of personal data at rest (DESIGN.md "Personal data, secrets and the audit
- * trail"; docs/operations.md "Personal data encryption"): AES-256-GCM with node:crypto, a key ring
+ * Field encryption of personal data at rest (docs/design.md#security-and-personal-data;
+ * docs/operations.md#personal-data-encryption): AES-256-GCM with node:crypto, a key ring
  * whose first key encrypts and whose every key decrypts, the key id carried in each value, and the
  * value bound to its table and column (GCM additional authenticated data) so that a ciphertext
  * copied into another column does not decrypt.

@@ -26,7 +26,7 @@ export function isReplayedAnswer(error: unknown): boolean {
   return error instanceof Error && REPLAYED_ERRORS.has(error);
 }
 
-/** How long a key's first response is kept and replayed (DESIGN.md: 24 h). */
+/** How long a key's first response is kept and replayed (docs/design.md#idempotency: 24 h). */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a second request with the same key waits for the first one to finish before 409. */
 export const IN_PROGRESS_WAIT_MS = 10_000;
@@ -68,7 +68,7 @@ export type ResourceRenderer = (id: string, clientId: string) => Promise<unknown
 type Found = { response: StoredResponse } | { takenOver: Date };
 
 /**
- * Idempotency keys (DESIGN.md "Idempotency-Key"), decided in PostgreSQL so that it holds across
+ * Idempotency keys (docs/design.md#idempotency), decided in PostgreSQL so that it holds across
  * several gateway instances: a unique (client, key) row is claimed before the work runs, with a
  * lease (`lease_expires_at` = now + IDEMPOTENCY_LEASE_MS).
  * - same client + key + same request → the first response is replayed; the work does not run again;
