@@ -137,3 +137,128 @@ describe('README and docs/', () => {
     expect(broken).toEqual([]);
   });
 });
+
+/**
+ * Every document the code and docs cite is in the repository. Comments in src/, simulator/,
+ * scripts/, test/, bench/, prisma/ and the docs cite documents by path (`docs/provider.md#payouts`
+ * in code, relative links in docs/); this scans every text file of the repository for `*.md`
+ * citations and fails on one whose file does not exist here (resolved from the citing file's folder,
+ * then from the repository root), on an `#anchor` (and a following `, #anchor`) its file has no
+ * heading for, and on any citation of the outside documents the project began from or of their folder.
+ */
+/** Folders never scanned: dependencies, build and test output, generated code, local data. */
+const SKIPPED_DIRS = new Set(['node_modules', '.git', 'dist', 'coverage', '.data', '.bench']);
+/** Paths (from the root) never scanned: generated from files that are scanned, or not ours. */
+const SKIPPED_PATHS = new Set(['src/generated', 'clients/typescript/dist', 'package-lock.json']);
+/** Documents that lived outside the repository; spelled in pieces so that this file does not cite them. */
+const OUTSIDE_DOCUMENTS = ['DESIGN', 'STYLE', 'provider-api', 'provider-webhooks', 'PRISMA-OFFLINE'].map(
+  (name) => `${name}.md`,
+);
+const OUTSIDE_NAME = new RegExp(`(?<![\\w-])(${OUTSIDE_DOCUMENTS.map((n) => n.replace(/[.-]/g, '\\$&')).join('|')})`);
+/** The folder beside the repository that held them, however reached. */
+const OUTSIDE_FOLDER = /(?:\.\.\/|\/work\/)shared\b/;
+/** A path ending in `.md`, its `#anchor`, and further anchors (`, #other` or ` and #other`). */
+const CITATION = /([\w./-]*[\w-]\.md)(?![\w-])(?:#([\w-]+))?((?:,? (?:and )?#[\w-]+)*)/g;
+const URL = /\b[a-z][a-z0-9+.-]*:\/\/\S+/gi;
+
+interface Citation {
+  file: string;
+  line: number;
+  target: string;
+  anchors: string[];
+}
+
+/** Every text file of the repository, minus SKIPPED_DIRS and SKIPPED_PATHS. */
+function repositoryFiles(dir = ROOT): string[] {
+  const files: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (SKIPPED_PATHS.has(rel(full)) || (entry.isDirectory() && SKIPPED_DIRS.has(entry.name))) continue;
+    if (entry.isDirectory()) files.push(...repositoryFiles(full));
+    else if (entry.isFile()) files.push(full);
+  }
+  return files;
+}
+
+/** The text of `file`, or null for a binary (a NUL byte) or a file over 2 MB. */
+function textOf(file: string): string | null {
+  if (fs.statSync(file).size > 2 * 1024 * 1024) return null;
+  const bytes = fs.readFileSync(file);
+  return bytes.includes(0) ? null : bytes.toString('utf8');
+}
+
+/** The `*.md` citations of `text` (URLs left out), with their anchors. */
+export function citationsIn(file: string, text: string): Citation[] {
+  const found: Citation[] = [];
+  text.split('\n').forEach((line, i) => {
+    for (const m of line.replace(URL, '').matchAll(CITATION)) {
+      const more = [...(m[3] ?? '').matchAll(/#([\w-]+)/g)].map((a) => a[1]);
+      found.push({ file, line: i + 1, target: m[1], anchors: m[2] ? [m[2], ...more] : [] });
+    }
+  });
+  return found;
+}
+
+/** What is wrong with one citation, or null: outside the repository, missing, or an unknown anchor. */
+function problemOf(citation: Citation): string | null {
+  const candidates = [path.dirname(citation.file), ROOT].map((base) => path.resolve(base, citation.target));
+  const target = candidates.find((c) => c.startsWith(ROOT + path.sep) && fs.existsSync(c));
+  if (!target) return 'no such file in the repository';
+  const slugs = headingSlugs(fs.readFileSync(target, 'utf8'));
+  const unknown = citation.anchors.filter((a) => !slugs.has(a.toLowerCase()));
+  return unknown.length ? `no heading for #${unknown.join(', #')} in ${rel(target)}` : null;
+}
+
+describe('documents cited in code and docs', () => {
+  const scanned = repositoryFiles()
+    .map((file) => ({ file, text: textOf(file) }))
+    .filter((f): f is { file: string; text: string } => f.text !== null);
+
+  it('reads citations with their anchors, and leaves URLs alone', () => {
+    const here = path.join(ROOT, 'src', 'x.ts');
+    const cites = citationsIn(
+      here,
+      '// docs/provider.md#beneficiaries, #payouts and #cards; see https://example.com/CHANGELOG.md\n// README.md',
+    );
+    expect(cites).toEqual([
+      { file: here, line: 1, target: 'docs/provider.md', anchors: ['beneficiaries', 'payouts', 'cards'] },
+      { file: here, line: 2, target: 'README.md', anchors: [] },
+    ]);
+    expect(cites.map(problemOf)).toEqual([null, null]);
+    const missing = 'docs/no-such-page' + '.md';
+    expect(problemOf(citationsIn(here, `// ${missing}`)[0])).toBe('no such file in the repository');
+    expect(problemOf(citationsIn(here, `// docs/provider.md${'#'}no-such-heading`)[0])).toMatch(/no heading/);
+    const outside = `../../${'shared'}/${OUTSIDE_DOCUMENTS[0]}`;
+    expect(problemOf(citationsIn(here, `// ${outside}`)[0])).toBe('no such file in the repository');
+    expect(OUTSIDE_NAME.test(outside) && OUTSIDE_FOLDER.test(outside)).toBe(true);
+    expect(OUTSIDE_NAME.test('docs/design.md')).toBe(false);
+  });
+
+  it('scans the code, the tests, the simulator, the schema and the docs', () => {
+    const folders = new Set(scanned.map(({ file }) => rel(file).split(path.sep)[0]));
+    for (const folder of ['src', 'simulator', 'scripts', 'test', 'bench', 'prisma', 'docs', 'README.md']) {
+      expect(folders).toContain(folder);
+    }
+  });
+
+  it('cites only documents that are in the repository, at headings they have', () => {
+    const citations = scanned.flatMap(({ file, text }) => citationsIn(file, text));
+    expect(citations.filter((c) => rel(c.file).startsWith(`src${path.sep}`)).length).toBeGreaterThan(50);
+    const broken = citations.flatMap((c) => {
+      const problem = problemOf(c);
+      return problem ? [`${rel(c.file)}:${c.line} → ${c.target} (${problem})`] : [];
+    });
+    expect(broken).toEqual([]);
+  });
+
+  it('never cites the outside documents or their folder', () => {
+    const outside: string[] = [];
+    for (const { file, text } of scanned) {
+      text.split('\n').forEach((line, i) => {
+        const hit = OUTSIDE_NAME.exec(line)?.[1] ?? OUTSIDE_FOLDER.exec(line)?.[0];
+        if (hit) outside.push(`${rel(file)}:${i + 1} → ${hit}`);
+      });
+    }
+    expect(outside).toEqual([]);
+  });
+});
