@@ -4,6 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { CARD_MOVES } from '../src/cards/card-state';
+import { TRANSITIONS } from '../src/transactions/transaction-state';
 
 const ROOT = path.resolve(__dirname, '..');
 const README = path.join(ROOT, 'README.md');
@@ -260,5 +262,60 @@ describe('documents cited in code and docs', () => {
       });
     }
     expect(outside).toEqual([]);
+  });
+});
+
+/** The table rows (cells, backticks removed from codes) under `heading` of a markdown page, header and rule left out. */
+function tableUnder(markdown: string, heading: string): string[][] {
+  const lines = markdown.split('\n');
+  const start = lines.indexOf(heading);
+  const end = lines.findIndex((line, i) => i > start && /^#{1,6} /.test(line));
+  return lines
+    .slice(start + 1, end === -1 ? undefined : end)
+    .filter((line) => line.startsWith('|') && !/^\|[-| ]+\|$/.test(line))
+    .slice(1)
+    .map((line) =>
+      line
+        .split('|')
+        .slice(1, -1)
+        .map((cell) => cell.trim()),
+    );
+}
+
+/** The codes of a cell, a note in parentheses left out: `a`, `b` (source `c` only) → [a, b]; plain text split on commas. */
+function codes(cell: string): string[] {
+  const text = cell.replace(/\s*\(.*\)\s*$/, '');
+  return text.includes('`') ? [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]) : text.split(',').map((c) => c.trim());
+}
+
+describe('docs/design.md', () => {
+  const design = fs.readFileSync(path.join(ROOT, 'docs/design.md'), 'utf8');
+
+  it('gives the ledger state machine as src/transactions/transaction-state.ts has it', () => {
+    const described: Record<string, Record<string, string[]>> = {};
+    for (const [kinds, froms, tos] of tableUnder(design, '### Ledger transactions')) {
+      for (const kind of codes(kinds))
+        for (const from of codes(froms)) (described[kind] ??= {})[from] = [...codes(tos)].sort();
+    }
+    const coded = Object.fromEntries(
+      Object.entries(TRANSITIONS).map(([kind, moves]) => [
+        kind,
+        Object.fromEntries(Object.entries(moves).map(([from, to]) => [from, [...(to ?? [])].sort()])),
+      ]),
+    );
+    expect(described).toEqual(coded);
+  });
+
+  it('gives the card state machine as src/cards/card-state.ts has it', () => {
+    const described = Object.fromEntries(
+      tableUnder(design, '### Cards').map(([move, froms, to]) => [
+        codes(move)[0],
+        { from: codes(froms).sort(), to: codes(to)[0] },
+      ]),
+    );
+    const coded = Object.fromEntries(
+      Object.entries(CARD_MOVES).map(([move, rule]) => [move, { from: [...rule.from].sort(), to: rule.to }]),
+    );
+    expect(described).toEqual(coded);
   });
 });
