@@ -1,6 +1,6 @@
 /**
  * The callbacks the simulator sends: event names and `data` fields as docs/provider.md#events
- * "Event names" lists them. Money is a MAJOR-unit decimal string ("10.00"); card-event amounts are
+ * lists them. Money is a MAJOR-unit decimal string ("10.00"); card-event amounts are
  * USD dollars (the gateway's CARD_EVENT_AMOUNT_UNIT is 'major'); ids are provider ids. Never a card
  * number or CVV.
  */

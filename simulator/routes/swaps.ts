@@ -10,7 +10,7 @@ export const SWAP_FEE_BP = 50n;
 
 /**
  * initializeSwap (a quote that expires after quoteTtlSeconds) and finalizeSwap (executes it once).
- * The request's `amount` is read in `config.swapAmountUnit` (docs/provider.md#swaps gives no unit; its
+ * The request's `amount` is read in `config.swapAmountUnit` (the provider gives no unit, docs/provider.md#units; its
  * samples read as major: amount 10 → sourceAmount "10"); the quote always answers its amounts as
  * major decimal strings and finalize as `amount` (major) + `centAmount` (minor), as documented. A
  * gateway sending the other unit thus sees the quote's sourceAmount ×100 (or ÷100) of its request.

@@ -1,6 +1,6 @@
 /**
- * The one comparison of a provider answer with the request it answers (docs/design.md#money-guards-at-the-border:
- * the border"): an amount or currency the provider states that differs from what was asked means
+ * The one comparison of a provider answer with the request it answers
+ * (docs/design.md#money-guards-at-the-border): an amount or currency the provider states that differs from what was asked means
  * it read the request otherwise (most often a unit misconfiguration: ×100 for cents), and nothing
  * it answered may be confirmed or used.
  */
