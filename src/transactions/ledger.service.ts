@@ -278,7 +278,9 @@ export class LedgerService {
    * Moves a transaction to `to` if its state machine allows it from the current status
    * (transaction-state.ts), setting `patch` and writing the history entry atomically. A move to
    * the status it already has is `unchanged` (duplicate events change nothing).
-   * With `strict`, a refused move throws InvalidStateTransitionError (409) instead of returning `refused`.
+   * With `strict`, a refused move throws InvalidStateTransitionError (409) instead of returning
+   * `refused`, and so does a move to the status the row already has (never `unchanged`: a strict
+   * caller acts on its move, and a row already there was moved by someone else).
    * Only a `manual` move leaves `needs_review`, and a `manual` move leaves nothing else (movableFrom):
    * a callback or reconciliation for a row under review is `refused` (or `unchanged`).
    * `actorId`: who moved it (an API client id; the current idempotent request's client by default for `api`).
@@ -302,7 +304,8 @@ export class LedgerService {
     const actorId = opts.actorId ?? apiActor(source);
     if (!opts.tx) {
       const result = await this.transitionAlone(id, to, source, opts);
-      if (result) return result;
+      // A strict move is never `unchanged`: the general path below refuses it (409).
+      if (result && !(opts.strict && result.outcome === 'unchanged')) return result;
       // Not decided (a refused move, an unknown id, or a duplicate with a patch): the general path says which.
     }
     const run = async (db: Tx): Promise<TransitionResult> => {
@@ -315,6 +318,8 @@ export class LedgerService {
       };
       if (source === 'manual' && current.status !== 'needs_review') return refuse();
       if (current.status === to) {
+        // A strict move is a decision (the caller acts on it): already there means another made it.
+        if (opts.strict) return refuse();
         const row = opts.patch ? await this.repository.update(db, id, opts.patch) : await this.requireRow(id, db);
         return { outcome: 'unchanged' as const, transaction: row, from };
       }
@@ -334,6 +339,46 @@ export class LedgerService {
       );
       await this.outbox.publishLedgerStatus(row, db);
       return { outcome: 'applied' as const, transaction: row, from };
+    };
+    return opts.tx ? run(opts.tx) : this.repository.withTransaction(run);
+  }
+
+  /**
+   * Claims the move of row `id` (of `kind`) from exactly `from` to `to`: ONE conditional UPDATE
+   * (LedgerRepository.claimMove) that moves it only if its status is `from` now and `guard` (an SQL
+   * condition on the row, aliased `t`, e.g. who may decide it) holds, writing its history entry in
+   * the same statement; the gateway event of `to` (if any) is published in the same database
+   * transaction (`tx`, else one of its own). Of concurrent claims of one row exactly one wins: the
+   * others wait for its lock, find the status moved, and move nothing. For a decision that must be
+   * taken once (a payout's approval, rejection or expiry): unlike `transition`, a row already at
+   * `to` is never a success. `patch`: fields written raw with the move (failureReason, approvedAt, …).
+   * Returns the moved row, or null when nothing moved (no such row, another status, the guard did
+   * not hold): nothing written — the caller reads the row to say why.
+   * @throws Error when the state table does not allow `from` → `to` for `source` (a programming error).
+   */
+  async claimTransition(
+    id: string,
+    kind: TransactionKind,
+    from: TransactionStatus,
+    to: TransactionStatus,
+    source: StatusChangeSource,
+    opts: Omit<MoveOptions, 'known' | 'answer'> & { tx?: Tx; guard?: Prisma.Sql } = {},
+  ): Promise<Transaction | null> {
+    if (!movableFrom(kind, to, source).includes(from)) {
+      throw new Error(`claimTransition: ${kind} may not move from ${from} to ${to} (${source})`);
+    }
+    const { failureReason, ...patch } = opts.patch ?? {};
+    const run = async (db: Tx): Promise<Transaction | null> => {
+      const row = await this.repository.claimMove(db, id, kind, from, to, {
+        now: new Date(),
+        final: FINAL_STATUSES.includes(to),
+        failureReason: typeof failureReason === 'string' ? failureReason : null,
+        entry: { source, payload: opts.payload, actorId: opts.actorId ?? apiActor(source) },
+        patch,
+        guard: opts.guard,
+      });
+      if (row) await this.outbox.publishLedgerStatus(row, db);
+      return row;
     };
     return opts.tx ? run(opts.tx) : this.repository.withTransaction(run);
   }
