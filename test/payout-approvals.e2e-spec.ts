@@ -4,6 +4,8 @@ import { SCOPES } from '../src/auth/scopes';
 import { PrismaService } from '../src/database/prisma.service';
 import { ExpiryService } from '../src/reconciliation/expiry.service';
 import { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository';
+import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
+import { PAYOUT_RATE_WINDOW_MS } from '../src/transactions/transaction.mapper';
 import { type Harness, startHarness } from './support/harness';
 
 /**
@@ -378,5 +380,48 @@ describe('payout approvals (e2e: gateway + simulator + PostgreSQL)', () => {
     expect(res.status).toBe(201);
     expect(res.body.status).toBe('initiated');
     expect(await initializeCalls()).toBe(before + 1);
+  });
+
+  describe('an approved payout counts its provider windows from its approval, not its creation', () => {
+    /** A payout held 30 minutes ago (within PAYOUT_APPROVAL_TTL 1h), and the instant it is approved. */
+    const heldLongAgo = async () => {
+      const payout = (await createPayout(740000)).body;
+      await h.db.query("UPDATE transactions SET created_at = now() - interval '30 minutes' WHERE id = $1", [payout.id]);
+      return payout;
+    };
+    const approvedAt = async (id: string) => {
+      const [entry] = await h.db.query<{ at: Date }>(
+        `SELECT at FROM transaction_status_changes WHERE transaction_id = $1 AND "to" = 'created'`,
+        [id],
+      );
+      return entry.at;
+    };
+
+    it('quoteExpiresAt: the approval (when initialize is sent) + the rate window', async () => {
+      const payout = await heldLongAgo();
+      const res = await decide(payout.id, 'approve', checker);
+      expect(res.status).toBe(201);
+      const at = await approvedAt(payout.id);
+      expect(res.body.quoteExpiresAt).toBe(new Date(at.getTime() + PAYOUT_RATE_WINDOW_MS).toISOString());
+      const read = await h.http().get(`/v1/payouts/${payout.id}`).set(as(maker));
+      expect(read.body.quoteExpiresAt).toBe(res.body.quoteExpiresAt);
+    });
+
+    it('an initialize left unanswered settles by the approval + SETTLEMENT_DEADLINE, and reconciliation waits for it', async () => {
+      const payout = await heldLongAgo();
+      await h.sim.setFault('initializePayout', { timeout: true, times: 1 });
+      const res = await decide(payout.id, 'approve', checker);
+      expect(res.status).toBe(504);
+      const at = await approvedAt(payout.id);
+      const deadlineMs = 10 * 60_000; // SETTLEMENT_DEADLINE's default, 10 minutes
+      expect(res.body).toMatchObject({
+        transactionId: payout.id,
+        transactionStatus: 'unknown',
+        settlesBy: new Date(at.getTime() + deadlineMs).toISOString(),
+      });
+      // Six minutes after the approval (36 after the creation): past the lease, not yet past the deadline.
+      await h.app.get(ReconciliationService).run({ now: new Date(at.getTime() + 6 * 60_000) });
+      expect((await h.http().get(`/v1/payouts/${payout.id}`).set(as(maker))).body.status).toBe('unknown');
+    });
   });
 });

@@ -157,7 +157,8 @@ export class PayoutsService {
    * Approves a payout `awaiting_approval` (maker-checker) as API client `approverId`: the decision is
    * claimed in the statement that moves the row to `created` (LedgerService.claimTransition: only
    * from `awaiting_approval`, by another client than its creator, within PAYOUT_APPROVAL_TTL; history:
-   * source `api`, the approver as actor, `{decision: 'approved'}`), and in that database transaction
+   * source `api`, the approver as actor, `{decision: 'approved'}`; `approvedAt` set: the payout's
+   * quote window and settlement deadline count from it), and in that database transaction
    * the Idempotency-Key notes the payout, `payout.approved` is announced and the request's audit event
    * (`payout.approve`) is written. Of concurrent decisions (approvals, a rejection, the expiry job)
    * exactly one wins; only the approval that won initializes it upstream, once, exactly as a payout
@@ -171,8 +172,12 @@ export class PayoutsService {
   async approve(id: string, approverId: string, decision: PayoutDecisionDto = {}): Promise<PayoutDto> {
     await this.requireDecidable(id, approverId, 'created');
     const approved = await this.repository.withTransaction(async (tx) => {
+      // The initialize is sent now: the quote's rate window and the settlement deadline count from here.
+      const at = new Date();
       const moved = await this.ledger.claimTransition(id, 'payout', 'awaiting_approval', 'created', 'api', {
         tx,
+        at,
+        patch: { approvedAt: at },
         guard: this.decisionGuard(approverId),
         actorId: approverId,
         payload: { decision: 'approved', ...(decision.reason ? { reason: decision.reason } : {}) },

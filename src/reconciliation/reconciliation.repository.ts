@@ -64,7 +64,8 @@ export class ReconciliationRepository {
    * and swaps need a provider id to be looked up; card movements a card): touching updated_at takes
    * them out of every other pass's selection, and SKIP LOCKED keeps concurrent passes from waiting
    * on each other, so with several gateway instances each row is handled by one pass only.
-   * `withoutProviderId`: instead, rows with no provider id created before that instant.
+   * `withoutProviderId`: instead, rows with no provider id whose provider calls started before that
+   * instant (their creation, or a held payout's approval: providerCallsStartedAt).
    */
   leaseStuck(
     kinds: string[],
@@ -74,7 +75,7 @@ export class ReconciliationRepository {
     opts: { withoutProviderId?: Date } = {},
   ): Promise<ReconciledRow[]> {
     const which = opts.withoutProviderId
-      ? Prisma.sql`provider_id IS NULL AND created_at < ${opts.withoutProviderId}`
+      ? Prisma.sql`provider_id IS NULL AND COALESCE(approved_at, created_at) < ${opts.withoutProviderId}`
       : Prisma.sql`(provider_id IS NOT NULL OR card_id IS NOT NULL)`;
     return this.prisma.$queryRaw`
       UPDATE transactions SET updated_at = now()
@@ -86,7 +87,7 @@ export class ReconciliationRepository {
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED)
       RETURNING id, kind, provider_id AS "providerId", status, card_id AS "cardId", created_at AS "createdAt",
-        reference, amount, currency`;
+        approved_at AS "approvedAt", reference, amount, currency`;
   }
 
   /** The earliest inbox event named `event` with our `reference`, if any. */

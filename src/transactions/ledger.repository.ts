@@ -48,6 +48,7 @@ const WRITABLE_COLUMNS: Readonly<Record<string, readonly [column: string, type: 
   updatedAt: ['updated_at', 'timestamptz'],
   completedAt: ['completed_at', 'timestamptz'],
   createdBy: ['created_by', 'uuid'],
+  approvedAt: ['approved_at', 'timestamptz'],
 };
 
 /** Fields a raw move may set besides its status (`moveOnce`'s patch): the provider's answer and the failure. */

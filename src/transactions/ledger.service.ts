@@ -24,7 +24,7 @@ import type {
 import { ledgerEventType } from '../outbound/gateway-events';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
-import type { CardMovementRow, LedgerRow } from './ledger-row';
+import { type CardMovementRow, type LedgerRow, providerCallsStartedAt } from './ledger-row';
 import {
   type InsertGuard,
   INSERTED,
@@ -163,11 +163,13 @@ export class LedgerService {
   }
 
   /**
-   * When a row left without the provider's answer is settled at the latest: its creation +
-   * SETTLEMENT_DEADLINE minutes (reconciliation settles `created`/`unknown` rows past it).
+   * When a row left without the provider's answer is settled at the latest: SETTLEMENT_DEADLINE
+   * minutes after its provider calls started — its creation, or its approval for a payout held for
+   * approval (providerCallsStartedAt) — (reconciliation settles `created`/`unknown` rows past it).
    */
-  settlesBy(row: Pick<Transaction, 'createdAt'>): Date {
-    return new Date(row.createdAt.getTime() + this.config.get('SETTLEMENT_DEADLINE', { infer: true }) * 60_000);
+  settlesBy(row: Pick<Transaction, 'createdAt' | 'approvedAt'>): Date {
+    const deadlineMs = this.config.get('SETTLEMENT_DEADLINE', { infer: true }) * 60_000;
+    return new Date(providerCallsStartedAt(row).getTime() + deadlineMs);
   }
 
   /**
@@ -351,7 +353,8 @@ export class LedgerService {
    * transaction (`tx`, else one of its own). Of concurrent claims of one row exactly one wins: the
    * others wait for its lock, find the status moved, and move nothing. For a decision that must be
    * taken once (a payout's approval, rejection or expiry): unlike `transition`, a row already at
-   * `to` is never a success. `patch`: fields written raw with the move (failureReason, approvedAt, …).
+   * `to` is never a success. `patch`: fields written raw with the move (failureReason, approvedAt, …);
+   * `at`: the move's instant (its history entry's, `updatedAt`; now by default).
    * Returns the moved row, or null when nothing moved (no such row, another status, the guard did
    * not hold): nothing written — the caller reads the row to say why.
    * @throws Error when the state table does not allow `from` → `to` for `source` (a programming error).
@@ -362,7 +365,7 @@ export class LedgerService {
     from: TransactionStatus,
     to: TransactionStatus,
     source: StatusChangeSource,
-    opts: Omit<MoveOptions, 'known' | 'answer'> & { tx?: Tx; guard?: Prisma.Sql } = {},
+    opts: Omit<MoveOptions, 'known' | 'answer'> & { tx?: Tx; guard?: Prisma.Sql; at?: Date } = {},
   ): Promise<Transaction | null> {
     if (!movableFrom(kind, to, source).includes(from)) {
       throw new Error(`claimTransition: ${kind} may not move from ${from} to ${to} (${source})`);
@@ -370,7 +373,7 @@ export class LedgerService {
     const { failureReason, ...patch } = opts.patch ?? {};
     const run = async (db: Tx): Promise<Transaction | null> => {
       const row = await this.repository.claimMove(db, id, kind, from, to, {
-        now: new Date(),
+        now: opts.at ?? new Date(),
         final: FINAL_STATUSES.includes(to),
         failureReason: typeof failureReason === 'string' ? failureReason : null,
         entry: { source, payload: opts.payload, actorId: opts.actorId ?? apiActor(source) },
@@ -475,7 +478,7 @@ export class LedgerService {
    * status aimed for.
    * When the row is left `unknown` and `error` is a DomainError (the answer the client gets), its
    * problem+json says what happens next: `transactionId`, `transactionStatus: 'unknown'` and `settlesBy` (ISO
-   * 8601: the row's creation + SETTLEMENT_DEADLINE, by when reconciliation has settled it; see
+   * 8601: the row's creation (a held payout's approval) + SETTLEMENT_DEADLINE, by when reconciliation has settled it; see
    * ReconciliationService). The client should not start the movement again before then. A row held
    * for review names itself the same way (`transactionStatus: 'needs_review'`, no `settlesBy`: a
    * person decides). A row that had already moved elsewhere (a callback during the call) stays where
