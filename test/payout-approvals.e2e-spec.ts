@@ -3,6 +3,9 @@ import { createApiClient } from '../src/auth/api-clients.repository';
 import { SCOPES } from '../src/auth/scopes';
 import { PrismaService } from '../src/database/prisma.service';
 import { ExpiryService } from '../src/reconciliation/expiry.service';
+import { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository';
+import { ReconciliationService } from '../src/reconciliation/reconciliation.service';
+import { PAYOUT_RATE_WINDOW_MS } from '../src/transactions/transaction.mapper';
 import { type Harness, startHarness } from './support/harness';
 
 /**
@@ -255,6 +258,117 @@ describe('payout approvals (e2e: gateway + simulator + PostgreSQL)', () => {
     expect((await h.http().get(`/v1/payouts/${payout.id}`).set(as(maker))).body.status).toBe('expired');
   });
 
+  describe('racing decisions (one decision wins; the provider hears of it at most once)', () => {
+    // The provider answers initialize slowly, so that every approval overlaps the winner's call.
+    beforeEach(() => h.sim.setFault('initializePayout', { latencyMs: 400 }));
+    afterEach(async () => {
+      expect((await h.sim.admin('DELETE', '/faults')).status).toBeLessThan(300);
+    });
+    const statusOf = async (id: string) =>
+      (
+        await h.db.query<{ status: string; provider_id: string | null }>(
+          'SELECT status, provider_id FROM transactions WHERE id = $1',
+          [id],
+        )
+      )[0];
+    const decisions = (id: string) =>
+      h.db.query<{ to: string }>(
+        `SELECT "to" FROM transaction_status_changes WHERE transaction_id = $1 AND "from" = 'awaiting_approval'`,
+        [id],
+      );
+    const auditEvents = (id: string) =>
+      h.db.query<{ action: string }>(
+        "SELECT action FROM audit_events WHERE target_id = $1 AND outcome = 'succeeded' ORDER BY id",
+        [id],
+      );
+
+    it('20 parallel approvals (distinct Idempotency-Keys): one 201, 19 × 409, one initialize sent', async () => {
+      const payout = (await createPayout(700000)).body;
+      const before = await initializeCalls();
+      const answers = await Promise.all(Array.from({ length: 20 }, () => decide(payout.id, 'approve', checker)));
+      const statuses = answers.map((res) => res.status).sort();
+      expect(statuses).toEqual([201, ...Array<number>(19).fill(409)]);
+      for (const res of answers.filter((r) => r.status === 409)) {
+        expect(res.body).toMatchObject({ code: 'invalid_state_transition' });
+      }
+      const won = answers.find((res) => res.status === 201);
+      expect(won?.body).toMatchObject({ status: 'initiated', providerId: expect.any(String) });
+      const calls = (await h.sim.calls('initializePayout')).slice(before);
+      expect(calls).toHaveLength(1);
+      expect(calls[0].body).toMatchObject({ reference: payout.reference });
+      expect(await statusOf(payout.id)).toEqual({ status: 'initiated', provider_id: won?.body.providerId });
+      expect(await decisions(payout.id)).toEqual([{ to: 'created' }]);
+      expect((await events(payout.id)).map((e) => e.type)).toEqual(['payout.approval_required', 'payout.approved']);
+      expect((await auditEvents(payout.id)).map((e) => e.action)).toEqual(['payout.create', 'payout.approve']);
+    });
+
+    it('approve against reject in parallel: exactly one decision, the provider called only if approve won', async () => {
+      for (let round = 0; round < 3; round++) {
+        const payout = (await createPayout(710000)).body;
+        const before = await initializeCalls();
+        const [approve, reject] = await Promise.all([
+          decide(payout.id, 'approve', checker),
+          decide(payout.id, 'reject', checker, newKey(), { reason: 'second look' }),
+        ]);
+        expect([approve.status, reject.status].sort()).toEqual([201, 409]);
+        const winner = approve.status === 201 ? 'approve' : 'reject';
+        const loser = winner === 'approve' ? reject : approve;
+        expect(loser.body.code).toBe('invalid_state_transition');
+        expect((await statusOf(payout.id)).status).toBe(winner === 'approve' ? 'initiated' : 'rejected');
+        expect(await initializeCalls()).toBe(before + (winner === 'approve' ? 1 : 0));
+        expect(await decisions(payout.id)).toEqual([{ to: winner === 'approve' ? 'created' : 'rejected' }]);
+        expect((await auditEvents(payout.id)).map((e) => e.action)).toEqual(['payout.create', `payout.${winner}`]);
+      }
+    });
+
+    it('the expiry job that read a payout as lapsed leaves it alone once an approval won it', async () => {
+      const payout = (await createPayout(720000)).body;
+      const before = await initializeCalls();
+      const repository = h.app.get(ReconciliationRepository);
+      const read = repository.lapsedApprovalIds.bind(repository);
+      let approved: Awaited<ReturnType<typeof decide>> | undefined;
+      let readIds: string[] = [];
+      // The job reads the lapsed payouts; the approval is decided (and sent upstream) before it moves them.
+      const spy = jest.spyOn(repository, 'lapsedApprovalIds').mockImplementation(async (createdBefore, limit) => {
+        readIds = await read(createdBefore, limit);
+        approved = await decide(payout.id, 'approve', checker);
+        return readIds;
+      });
+      try {
+        const report = await h.app.get(ExpiryService).run(new Date(Date.now() + 61 * 60_000));
+        // Every payout it read is expired (those left waiting by the tests above) but the approved one.
+        expect(readIds).toContain(payout.id);
+        expect(report.approvalsExpired).toBe(readIds.length - 1);
+      } finally {
+        spy.mockRestore();
+      }
+      expect(approved?.status).toBe(201);
+      expect(await statusOf(payout.id)).toEqual({ status: 'initiated', provider_id: approved?.body.providerId });
+      expect(await initializeCalls()).toBe(before + 1);
+      expect((await history(payout.id)).map((m) => m.to)).toEqual(['awaiting_approval', 'created', 'initiated']);
+      expect((await events(payout.id)).map((e) => e.type)).toEqual(['payout.approval_required', 'payout.approved']);
+    });
+
+    it('approve against the expiry job in parallel: either approved and sent, or expired and never sent', async () => {
+      const payout = (await createPayout(730000)).body;
+      const before = await initializeCalls();
+      const [approve] = await Promise.all([
+        decide(payout.id, 'approve', checker),
+        h.app.get(ExpiryService).run(new Date(Date.now() + 61 * 60_000)),
+      ]);
+      const { status } = await statusOf(payout.id);
+      if (approve.status === 201) {
+        expect(status).toBe('initiated');
+        expect(await initializeCalls()).toBe(before + 1);
+      } else {
+        expect(approve.status).toBe(409);
+        expect(status).toBe('expired');
+        expect(await initializeCalls()).toBe(before);
+      }
+      expect(await decisions(payout.id)).toHaveLength(1);
+    });
+  });
+
   it('applies the threshold of the payout currency only (NGN below its own threshold goes through)', async () => {
     const before = await initializeCalls();
     const res = await h
@@ -266,5 +380,48 @@ describe('payout approvals (e2e: gateway + simulator + PostgreSQL)', () => {
     expect(res.status).toBe(201);
     expect(res.body.status).toBe('initiated');
     expect(await initializeCalls()).toBe(before + 1);
+  });
+
+  describe('an approved payout counts its provider windows from its approval, not its creation', () => {
+    /** A payout held 30 minutes ago (within PAYOUT_APPROVAL_TTL 1h), and the instant it is approved. */
+    const heldLongAgo = async () => {
+      const payout = (await createPayout(740000)).body;
+      await h.db.query("UPDATE transactions SET created_at = now() - interval '30 minutes' WHERE id = $1", [payout.id]);
+      return payout;
+    };
+    const approvedAt = async (id: string) => {
+      const [entry] = await h.db.query<{ at: Date }>(
+        `SELECT at FROM transaction_status_changes WHERE transaction_id = $1 AND "to" = 'created'`,
+        [id],
+      );
+      return entry.at;
+    };
+
+    it('quoteExpiresAt: the approval (when initialize is sent) + the rate window', async () => {
+      const payout = await heldLongAgo();
+      const res = await decide(payout.id, 'approve', checker);
+      expect(res.status).toBe(201);
+      const at = await approvedAt(payout.id);
+      expect(res.body.quoteExpiresAt).toBe(new Date(at.getTime() + PAYOUT_RATE_WINDOW_MS).toISOString());
+      const read = await h.http().get(`/v1/payouts/${payout.id}`).set(as(maker));
+      expect(read.body.quoteExpiresAt).toBe(res.body.quoteExpiresAt);
+    });
+
+    it('an initialize left unanswered settles by the approval + SETTLEMENT_DEADLINE, and reconciliation waits for it', async () => {
+      const payout = await heldLongAgo();
+      await h.sim.setFault('initializePayout', { timeout: true, times: 1 });
+      const res = await decide(payout.id, 'approve', checker);
+      expect(res.status).toBe(504);
+      const at = await approvedAt(payout.id);
+      const deadlineMs = 10 * 60_000; // SETTLEMENT_DEADLINE's default, 10 minutes
+      expect(res.body).toMatchObject({
+        transactionId: payout.id,
+        transactionStatus: 'unknown',
+        settlesBy: new Date(at.getTime() + deadlineMs).toISOString(),
+      });
+      // Six minutes after the approval (36 after the creation): past the lease, not yet past the deadline.
+      await h.app.get(ReconciliationService).run({ now: new Date(at.getTime() + 6 * 60_000) });
+      expect((await h.http().get(`/v1/payouts/${payout.id}`).set(as(maker))).body.status).toBe('unknown');
+    });
   });
 });

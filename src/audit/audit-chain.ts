@@ -10,6 +10,7 @@
  * is not yet protected by the chain (see `sealPendingEvents` for that window).
  */
 import { currentRequestContext } from '../common/request-context';
+import { afterCommit } from '../database/after-commit';
 import type { Prisma } from '../generated/prisma/client';
 import type { AuditEventInput } from './audit-hash';
 import { insertAuditEvent, insertAuditEventSql } from './audit.repository';
@@ -30,17 +31,28 @@ export function appendAuditEvent(tx: Prisma.TransactionClient, event: AuditEvent
  * `succeeded`) for the change `targetId`, inside the change's own database transaction `tx`: one
  * INSERT, no lock (the event is sealed into the chain after commit). Call it from the transaction
  * that writes the change. The first call of a request writes; later ones (and calls outside an
- * audited request: callbacks, jobs) do nothing.
+ * audited request: callbacks, jobs) do nothing. The request counts its event as recorded only once
+ * `tx` has committed (after-commit.ts): if `tx` rolls back, a later call in the same request (a
+ * retried transaction) writes it again, and so does AuditInterceptor after a success.
  */
 export async function recordAuditedChange(
   tx: Prisma.TransactionClient,
   targetId: string,
   details?: Record<string, unknown>,
 ): Promise<void> {
+  const context = currentRequestContext();
+  if (context?.auditedIn === tx) return; // written in this very transaction already
   const event = auditedChangeEvent(targetId, details);
-  if (!event) return;
+  if (!context || !event) return;
   await insertAuditEvent(tx, event);
-  auditedChangeRecorded();
+  context.auditedIn = tx;
+  // Recorded once `tx` commits: a rollback leaves the event unwritten, so a retry (or the
+  // interceptor, after a success) writes it. A transaction PrismaService does not run: at once.
+  const recorded = () => {
+    context.recorded = true;
+    if (context.auditedIn === tx) context.auditedIn = undefined;
+  };
+  if (!afterCommit(tx, recorded)) recorded();
 }
 
 /** The current request's event for the change `targetId`, or null when there is none to write (see recordAuditedChange). */

@@ -20,6 +20,11 @@ export interface RequestContext {
   action?: string;
   targetType?: string;
   recorded: boolean;
+  /**
+   * The database transaction (its client) that wrote the request's event and has not committed yet
+   * (recordAuditedChange): a second call in it writes none; `recorded` turns true at its commit.
+   */
+  auditedIn?: object;
   /** OWNERSHIP=client: the request sees only rows its client created (audit/ownership.ts). */
   ownerOnly?: boolean;
 }

@@ -5,6 +5,7 @@ import { Pool, type QueryConfig, type QueryResultRow } from 'pg';
 import type { Env } from '../config/env';
 import { type Prisma, PrismaClient } from '../generated/prisma/client';
 import { ShutdownService } from '../lifecycle/shutdown.service';
+import { runTracked } from './after-commit';
 import type { PoolStats } from './read-pool';
 import { sqlStatement } from './sql';
 export { isUniqueViolation } from './unique-violation';
@@ -79,6 +80,14 @@ export class PrismaService extends PrismaClient {
     });
     this.pool = pool;
     this.named = config.get('PG_NAMED_STATEMENTS', { infer: true }) ?? true;
+    // Every interactive transaction runs what afterCommit (after-commit.ts) registered on its
+    // client once it has committed, and drops it on a rollback; the batch form is left as it is.
+    const begin = this.$transaction.bind(this) as (arg: unknown, options?: unknown) => Promise<unknown>;
+    const tracked = (arg: unknown, options?: unknown): Promise<unknown> =>
+      typeof arg === 'function'
+        ? runTracked((body) => begin(body, options), arg as (tx: object) => Promise<unknown>)
+        : begin(arg, options);
+    this.$transaction = tracked as PrismaClient['$transaction'];
     // An idle connection lost (a restarted database) must not crash the process; the pool replaces it.
     pool.on('error', (error) => new Logger('PrismaService').warn({ error: error.message }, 'idle connection failed'));
     shutdown.register(

@@ -153,6 +153,24 @@ export class PayoutsRepository {
     };
   }
 
+  /**
+   * The guard of a maker-checker decision's claim (LedgerService.claimTransition, an SQL condition
+   * on the payout row aliased `t`): decided by API client `approverId`, who did not create it, while
+   * its approval has not lapsed (created after `createdAfter`: now − PAYOUT_APPROVAL_TTL). Read in
+   * the UPDATE that claims the decision, so that nothing decided between a read and the claim counts.
+   */
+  decisionGuard(approverId: string, createdAfter: Date): Prisma.Sql {
+    return Prisma.sql`t.created_by IS DISTINCT FROM ${approverId}::uuid AND t.created_at > ${createdAfter}::timestamptz`;
+  }
+
+  /**
+   * The guard of a lapsed approval's expiry claim (an SQL condition on the payout row aliased `t`):
+   * created before `createdBefore` (now − PAYOUT_APPROVAL_TTL).
+   */
+  approvalLapsedGuard(createdBefore: Date): Prisma.Sql {
+    return Prisma.sql`t.created_at < ${createdBefore}::timestamptz`;
+  }
+
   /** Runs `work` in one database transaction; the ledger calls given its `tx` take part in it. */
   withTransaction<T>(work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
     return this.prisma.$transaction(work);

@@ -154,30 +154,41 @@ export class PayoutsService {
   }
 
   /**
-   * Approves a payout `awaiting_approval` (maker-checker) as API client `approverId`: the row moves
-   * to `created` (history: source `api`, the approver as actor, `{decision: 'approved'}`),
-   * `payout.approved` is announced, then it is initialized upstream exactly as a payout below the
-   * threshold (write-ahead: the row exists before the call; a refusal → `failed`, a timeout →
-   * `unknown`). Confirm follows as usual (POST /v1/payouts/{id}/confirm). The request's audit event
-   * (`payout.approve`) is written in the decision's database transaction.
+   * Approves a payout `awaiting_approval` (maker-checker) as API client `approverId`: the decision is
+   * claimed in the statement that moves the row to `created` (LedgerService.claimTransition: only
+   * from `awaiting_approval`, by another client than its creator, within PAYOUT_APPROVAL_TTL; history:
+   * source `api`, the approver as actor, `{decision: 'approved'}`; `approvedAt` set: the payout's
+   * quote window and settlement deadline count from it), and in that database transaction
+   * the Idempotency-Key notes the payout, `payout.approved` is announced and the request's audit event
+   * (`payout.approve`) is written. Of concurrent decisions (approvals, a rejection, the expiry job)
+   * exactly one wins; only the approval that won initializes it upstream, once, exactly as a payout
+   * below the threshold (write-ahead: the row exists before the call; a refusal → `failed`, a timeout
+   * → `unknown`). Confirm follows as usual (POST /v1/payouts/{id}/confirm).
    * @throws NotFoundError (404); DomainError 403 `approver_is_creator` when the approver created it;
-   * InvalidStateTransitionError (409) unless `awaiting_approval` (already decided, or its
-   * PAYOUT_APPROVAL_TTL lapsed: it is then marked `expired`); ProviderError as for create.
+   * InvalidStateTransitionError (409) unless `awaiting_approval` when the decision is claimed (already
+   * decided, also by a concurrent request, or its PAYOUT_APPROVAL_TTL lapsed: it is then marked
+   * `expired`): nothing is sent to the provider; ProviderError as for create.
    */
   async approve(id: string, approverId: string, decision: PayoutDecisionDto = {}): Promise<PayoutDto> {
-    const row = await this.requireDecidable(id, approverId, 'created');
+    await this.requireDecidable(id, approverId, 'created');
     const approved = await this.repository.withTransaction(async (tx) => {
-      const { transaction } = await this.ledger.transition(row.id, 'created', 'api', {
+      // The initialize is sent now: the quote's rate window and the settlement deadline count from here.
+      const at = new Date();
+      const moved = await this.ledger.claimTransition(id, 'payout', 'awaiting_approval', 'created', 'api', {
         tx,
-        strict: true,
+        at,
+        patch: { approvedAt: at },
+        guard: this.decisionGuard(approverId),
         actorId: approverId,
         payload: { decision: 'approved', ...(decision.reason ? { reason: decision.reason } : {}) },
       });
-      await this.repository.noteDecisionResource(tx, row.id);
-      await this.outbox.publish('payout.approved', { ...toTransactionEventData(transaction), actorId: approverId }, tx);
-      await recordAuditedChange(tx, row.id);
-      return transaction;
+      if (!moved) return null;
+      await this.repository.noteDecisionResource(tx, id);
+      await this.outbox.publish('payout.approved', { ...toTransactionEventData(moved), actorId: approverId }, tx);
+      await recordAuditedChange(tx, id);
+      return moved;
     });
+    if (!approved) throw await this.decisionLost(id, approverId, 'created');
     const customer = await this.customers.requireRow(approved.customerId as string);
     const beneficiary = await this.beneficiaries.requireRow(approved.beneficiaryId as string);
     return this.initializeUpstream(approved, customer.email, beneficiary.providerId as string);
@@ -186,28 +197,38 @@ export class PayoutsService {
   /**
    * Rejects a payout `awaiting_approval` as API client `approverId`: `rejected` (final; history: source
    * `api`, the approver as actor, `{decision: 'rejected', reason}`), `payout.rejected` announced; the
-   * provider is never called. The request's audit event (`payout.reject`) is written in the decision's
-   * database transaction.
+   * provider is never called. The decision is claimed as approve claims it (one of concurrent
+   * decisions wins); the request's audit event (`payout.reject`) is written in its database transaction.
    * @throws as approve (404, 403 `approver_is_creator`, 409).
    */
   async reject(id: string, approverId: string, decision: PayoutDecisionDto = {}): Promise<PayoutDto> {
-    const row = await this.requireDecidable(id, approverId, 'rejected');
+    await this.requireDecidable(id, approverId, 'rejected');
     const rejected = await this.repository.withTransaction(async (tx) => {
-      const { transaction } = await this.ledger.transition(row.id, 'rejected', 'api', {
+      const moved = await this.ledger.claimTransition(id, 'payout', 'awaiting_approval', 'rejected', 'api', {
         tx,
-        strict: true,
+        guard: this.decisionGuard(approverId),
         actorId: approverId,
         patch: { failureReason: decision.reason ?? 'rejected' },
         payload: { decision: 'rejected', ...(decision.reason ? { reason: decision.reason } : {}) },
       });
-      await this.repository.noteDecisionResource(tx, row.id);
-      await recordAuditedChange(tx, row.id);
-      return transaction;
+      if (!moved) return null;
+      await this.repository.noteDecisionResource(tx, id);
+      await recordAuditedChange(tx, id);
+      return moved;
     });
+    if (!rejected) throw await this.decisionLost(id, approverId, 'rejected');
     return toPayoutDto(rejected);
   }
 
-  /** The payout, checked decidable by `approverId`; a lapsed approval is expired on the way (409). */
+  /** The guard of `approverId`'s decision claim: not the creator, approval not lapsed now. */
+  private decisionGuard(approverId: string): Prisma.Sql {
+    return this.repository.decisionGuard(approverId, new Date(Date.now() - this.approvalTtlMs));
+  }
+
+  /**
+   * The payout, checked decidable by `approverId` as read (the claim decides again under the row's
+   * lock); a lapsed approval is expired on the way (409).
+   */
   private async requireDecidable(id: string, approverId: string, to: 'created' | 'rejected'): Promise<LedgerRow> {
     const row = await this.requirePayout(id);
     if (row.status !== 'awaiting_approval') throw new InvalidStateTransitionError('payout', row.status, to);
@@ -218,12 +239,36 @@ export class PayoutsService {
       );
     }
     if (row.createdAt.getTime() + this.approvalTtlMs <= Date.now()) {
-      const { transaction } = await this.ledger.transition(id, 'expired', 'reconciliation', {
-        payload: { reason: 'approval TTL lapsed (PAYOUT_APPROVAL_TTL)' },
-      });
-      throw new InvalidStateTransitionError('payout', transaction.status, to);
+      // Expired only from `awaiting_approval` (claimed as a decision is): a decision that won meanwhile stays.
+      const expired = await this.ledger.claimTransition(
+        id,
+        'payout',
+        'awaiting_approval',
+        'expired',
+        'reconciliation',
+        {
+          guard: this.repository.approvalLapsedGuard(new Date(Date.now() - this.approvalTtlMs + 1)),
+          payload: { reason: 'approval TTL lapsed (PAYOUT_APPROVAL_TTL)' },
+        },
+      );
+      throw new InvalidStateTransitionError('payout', expired?.status ?? (await this.requirePayout(id)).status, to);
     }
     return row;
+  }
+
+  /**
+   * Why a decision's claim moved nothing, as the request's answer: the payout read again and checked
+   * as before the claim (404, 403, or 409 with the status another decision left, expiring a lapsed
+   * approval); a 409 from `awaiting_approval` when it still reads decidable (the winner rolled back).
+   */
+  private async decisionLost(id: string, approverId: string, to: 'created' | 'rejected'): Promise<DomainError> {
+    try {
+      await this.requireDecidable(id, approverId, to);
+    } catch (error) {
+      if (error instanceof DomainError) return error;
+      throw error;
+    }
+    return new InvalidStateTransitionError('payout', 'awaiting_approval', to);
   }
 
   /**

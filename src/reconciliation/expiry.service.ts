@@ -17,8 +17,10 @@ export interface ExpiryReport {
  * Expiry: collections past `expiresAt` still waiting for payment move to `expired` (ledger,
  * source `reconciliation`); open swap quotes past their expiry are marked `expired`; idempotency
  * records past their 24 h are deleted; payouts still `awaiting_approval` PAYOUT_APPROVAL_TTL after their
- * creation move to `expired` (source `reconciliation`, no provider call: none was ever made). Safe to run from several instances at once: each move is
- * a conditional update under the ledger's row lock.
+ * creation move to `expired` (source `reconciliation`, no provider call: none was ever made), each
+ * claimed as a maker-checker decision is (LedgerService.claimTransition: only from
+ * `awaiting_approval`, so an approval or rejection that won first stays). Safe to run from several
+ * instances at once: each move is a conditional update under the ledger's row lock.
  */
 @Injectable()
 export class ExpiryService {
@@ -37,11 +39,22 @@ export class ExpiryService {
     }
     const approvalTtlMs = parseDuration(this.config.get('PAYOUT_APPROVAL_TTL', { infer: true }));
     let approvalsExpired = 0;
-    for (const id of await this.repository.lapsedApprovalIds(new Date(now.getTime() - approvalTtlMs), limit)) {
-      const { outcome } = await this.ledger.transition(id, 'expired', 'reconciliation', {
-        payload: { reason: 'approval TTL lapsed (PAYOUT_APPROVAL_TTL)' },
-      });
-      if (outcome === 'applied') approvalsExpired += 1;
+    const lapsedBefore = new Date(now.getTime() - approvalTtlMs);
+    for (const id of await this.repository.lapsedApprovalIds(lapsedBefore, limit)) {
+      // Claimed as a decision: only from `awaiting_approval`, so that an approval or rejection that
+      // won since the read stays (a plain move to `expired` would also take an approved `initiated` payout).
+      const expired = await this.ledger.claimTransition(
+        id,
+        'payout',
+        'awaiting_approval',
+        'expired',
+        'reconciliation',
+        {
+          guard: this.repository.createdBeforeGuard(lapsedBefore),
+          payload: { reason: 'approval TTL lapsed (PAYOUT_APPROVAL_TTL)' },
+        },
+      );
+      if (expired) approvalsExpired += 1;
     }
     const quotesExpired = await this.repository.expireOpenQuotes(now);
     const idempotencyKeysPurged = await this.repository.purgeExpiredIdempotencyRecords(now);

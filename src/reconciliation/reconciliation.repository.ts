@@ -31,6 +31,14 @@ export class ReconciliationRepository {
     return rows.map((row) => row.id);
   }
 
+  /**
+   * The guard of a lapsed approval's expiry claim (LedgerService.claimTransition; an SQL condition on
+   * the row aliased `t`): created before `createdBefore`, as lapsedApprovalIds read it.
+   */
+  createdBeforeGuard(createdBefore: Date): Prisma.Sql {
+    return Prisma.sql`t.created_at < ${createdBefore}::timestamptz`;
+  }
+
   /** Marks `open` swap quotes past their expiry at `now` as `expired`; answers how many. */
   async expireOpenQuotes(now: Date): Promise<number> {
     const quotes = await this.prisma.swapQuote.updateMany({
@@ -56,7 +64,8 @@ export class ReconciliationRepository {
    * and swaps need a provider id to be looked up; card movements a card): touching updated_at takes
    * them out of every other pass's selection, and SKIP LOCKED keeps concurrent passes from waiting
    * on each other, so with several gateway instances each row is handled by one pass only.
-   * `withoutProviderId`: instead, rows with no provider id created before that instant.
+   * `withoutProviderId`: instead, rows with no provider id whose provider calls started before that
+   * instant (their creation, or a held payout's approval: providerCallsStartedAt).
    */
   leaseStuck(
     kinds: string[],
@@ -66,7 +75,7 @@ export class ReconciliationRepository {
     opts: { withoutProviderId?: Date } = {},
   ): Promise<ReconciledRow[]> {
     const which = opts.withoutProviderId
-      ? Prisma.sql`provider_id IS NULL AND created_at < ${opts.withoutProviderId}`
+      ? Prisma.sql`provider_id IS NULL AND COALESCE(approved_at, created_at) < ${opts.withoutProviderId}`
       : Prisma.sql`(provider_id IS NOT NULL OR card_id IS NOT NULL)`;
     return this.prisma.$queryRaw`
       UPDATE transactions SET updated_at = now()
@@ -78,7 +87,7 @@ export class ReconciliationRepository {
         LIMIT ${limit}
         FOR UPDATE SKIP LOCKED)
       RETURNING id, kind, provider_id AS "providerId", status, card_id AS "cardId", created_at AS "createdAt",
-        reference, amount, currency`;
+        approved_at AS "approvedAt", reference, amount, currency`;
   }
 
   /** The earliest inbox event named `event` with our `reference`, if any. */

@@ -45,7 +45,7 @@ const DEPOSIT_EVENT = 'transaction.deposit.success';
 /** What reconciliation needs of a ledger row. */
 export type ReconciledRow = Pick<
   Transaction,
-  'id' | 'kind' | 'providerId' | 'status' | 'cardId' | 'createdAt' | 'reference' | 'amount' | 'currency'
+  'id' | 'kind' | 'providerId' | 'status' | 'cardId' | 'createdAt' | 'approvedAt' | 'reference' | 'amount' | 'currency'
 >;
 
 /**

@@ -28,7 +28,17 @@ const LEDGER_FIELDS = `t.id, t.kind, t.direction, t.status, t.amount, t.fee, t.c
  * `t.provider_payload AS "providerPayload"` added, for the ledger's raw RETURNING.
  */
 export const LEDGER_ROW_COLUMNS = `${LEDGER_FIELDS}, t.confirm_requested_at AS "confirmRequestedAt",
-  t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.completed_at AS "completedAt"`;
+  t.created_at AS "createdAt", t.updated_at AS "updatedAt", t.completed_at AS "completedAt",
+  t.approved_at AS "approvedAt"`;
+
+/**
+ * When a row's provider calls started: its creation (the write-ahead, right before the first call),
+ * or, for a payout held for approval (maker-checker), its approval — the initialize is sent then.
+ * The payout's quote window and the settlement deadline count from it.
+ */
+export function providerCallsStartedAt(row: Pick<LedgerRow, 'createdAt' | 'approvedAt'>): Date {
+  return row.approvedAt ?? row.createdAt;
+}
 
 /**
  * The ledger row's fields a card movement shows (toCardMovementDto, CardTransactionDto): a
@@ -59,7 +69,7 @@ export type CardMovementRow = IsoInstants<
 >;
 
 /** The instants of a ledger row. */
-type LedgerInstant = 'createdAt' | 'updatedAt' | 'completedAt' | 'confirmRequestedAt';
+type LedgerInstant = 'createdAt' | 'updatedAt' | 'completedAt' | 'confirmRequestedAt' | 'approvedAt';
 
 /**
  * A ledger row as the finance list reads it (LEDGER_PAGE_COLUMNS): the one row view with its
@@ -71,7 +81,7 @@ export type LedgerPageRow = IsoInstants<LedgerRow, LedgerInstant>;
 /** LEDGER_ROW_COLUMNS with the instants as `isoTime` text (`LedgerPageRow`), for a table aliased `t`. */
 export const LEDGER_PAGE_COLUMNS = `${LEDGER_FIELDS}, ${isoTimeSql('t.confirm_requested_at', 'confirmRequestedAt')},
   ${isoTimeSql('t.created_at', 'createdAt')}, ${isoTimeSql('t.updated_at', 'updatedAt')},
-  ${isoTimeSql('t.completed_at', 'completedAt')}`;
+  ${isoTimeSql('t.completed_at', 'completedAt')}, ${isoTimeSql('t.approved_at', 'approvedAt')}`;
 
 /** The columns of `CardMovementRow`, named as its fields (instants as `isoTime` text), for a table aliased `t`. */
 export const CARD_MOVEMENT_COLUMNS = `t.id, t.kind, t.direction, t.status, t.amount, t.currency, t.card_id AS "cardId",

@@ -48,6 +48,7 @@ const WRITABLE_COLUMNS: Readonly<Record<string, readonly [column: string, type: 
   updatedAt: ['updated_at', 'timestamptz'],
   completedAt: ['completed_at', 'timestamptz'],
   createdBy: ['created_by', 'uuid'],
+  approvedAt: ['approved_at', 'timestamptz'],
 };
 
 /** Fields a raw move may set besides its status (`moveOnce`'s patch): the provider's answer and the failure. */
@@ -382,6 +383,56 @@ export class LedgerRepository {
       data: { transactionId: id, from, to, source: entry.source, payload: entry.payload, actorId: entry.actorId },
     });
     return row;
+  }
+
+  /**
+   * Claims a move, inside `db`: ONE conditional `UPDATE … WHERE status = from` (with the history
+   * entry written in the same statement, a data-modifying CTE) moves row `id` of `kind` from exactly
+   * `from` to `to`, setting `updated_at`, `completed_at` when `final`, `failure_reason` when given,
+   * and `patch` (fields written raw: rawColumns), only where `guard` (an SQL condition on the row,
+   * aliased `t`) holds too. The UPDATE takes the row's lock: a concurrent claim of the same row
+   * waits for it, then reads the row as committed, finds its status moved and moves nothing — so of
+   * any number of callers exactly one wins. Returns the moved row (as Prisma reads it), or null when
+   * nothing moved (no such row, another status, or the guard did not hold): nothing written.
+   * @throws Error when a field of `patch` cannot be written raw (a programming error).
+   */
+  async claimMove(
+    db: Tx,
+    id: string,
+    kind: TransactionKind,
+    from: TransactionStatus,
+    to: TransactionStatus,
+    move: {
+      now: Date;
+      final: boolean;
+      failureReason: string | null;
+      entry: StatusChangeEntry;
+      patch?: Record<string, unknown>;
+      guard?: Prisma.Sql;
+    },
+  ): Promise<Transaction | null> {
+    const { now, final, failureReason, entry } = move;
+    const columns = rawColumns(move.patch ?? {});
+    if (!columns) throw new Error('claimMove: this patch cannot be written raw');
+    const patch = columns.map(([column, value]) => Prisma.sql`, ${Prisma.raw(column)} = ${value}`);
+    const [row] = await db.$queryRaw<Transaction[]>`
+      WITH upd AS (
+        UPDATE transactions t
+        SET status = ${to}::"TransactionStatus",
+            updated_at = ${now}::timestamptz,
+            completed_at = COALESCE(${final ? now : null}::timestamptz, t.completed_at),
+            failure_reason = COALESCE(${failureReason}::text, t.failure_reason)${patch.length ? Prisma.join(patch, '') : Prisma.empty}
+        WHERE t.id = ${id}::uuid AND t.kind = ${kind}::"TransactionKind" AND t.status = ${from}::"TransactionStatus"
+          AND (${move.guard ?? Prisma.sql`true`})
+        RETURNING ${TRANSACTION_COLUMNS}),
+      history AS (
+        INSERT INTO transaction_status_changes (transaction_id, "from", "to", source, at, payload, actor_id)
+        SELECT id, ${from}::"TransactionStatus", ${to}::"TransactionStatus", ${entry.source}::"StatusChangeSource",
+               ${now}::timestamptz, ${entry.payload === undefined ? null : JSON.stringify(entry.payload)}::jsonb,
+               ${entry.actorId}::uuid
+        FROM upd)
+      SELECT upd.* FROM upd`;
+    return row ?? null;
   }
 
   /**

@@ -24,7 +24,7 @@ import type {
 import { ledgerEventType } from '../outbound/gateway-events';
 import { OutboxService } from '../outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../provider/answer-checks';
-import type { CardMovementRow, LedgerRow } from './ledger-row';
+import { type CardMovementRow, type LedgerRow, providerCallsStartedAt } from './ledger-row';
 import {
   type InsertGuard,
   INSERTED,
@@ -163,11 +163,13 @@ export class LedgerService {
   }
 
   /**
-   * When a row left without the provider's answer is settled at the latest: its creation +
-   * SETTLEMENT_DEADLINE minutes (reconciliation settles `created`/`unknown` rows past it).
+   * When a row left without the provider's answer is settled at the latest: SETTLEMENT_DEADLINE
+   * minutes after its provider calls started — its creation, or its approval for a payout held for
+   * approval (providerCallsStartedAt) — (reconciliation settles `created`/`unknown` rows past it).
    */
-  settlesBy(row: Pick<Transaction, 'createdAt'>): Date {
-    return new Date(row.createdAt.getTime() + this.config.get('SETTLEMENT_DEADLINE', { infer: true }) * 60_000);
+  settlesBy(row: Pick<Transaction, 'createdAt' | 'approvedAt'>): Date {
+    const deadlineMs = this.config.get('SETTLEMENT_DEADLINE', { infer: true }) * 60_000;
+    return new Date(providerCallsStartedAt(row).getTime() + deadlineMs);
   }
 
   /**
@@ -278,7 +280,9 @@ export class LedgerService {
    * Moves a transaction to `to` if its state machine allows it from the current status
    * (transaction-state.ts), setting `patch` and writing the history entry atomically. A move to
    * the status it already has is `unchanged` (duplicate events change nothing).
-   * With `strict`, a refused move throws InvalidStateTransitionError (409) instead of returning `refused`.
+   * With `strict`, a refused move throws InvalidStateTransitionError (409) instead of returning
+   * `refused`, and so does a move to the status the row already has (never `unchanged`: a strict
+   * caller acts on its move, and a row already there was moved by someone else).
    * Only a `manual` move leaves `needs_review`, and a `manual` move leaves nothing else (movableFrom):
    * a callback or reconciliation for a row under review is `refused` (or `unchanged`).
    * `actorId`: who moved it (an API client id; the current idempotent request's client by default for `api`).
@@ -302,7 +306,8 @@ export class LedgerService {
     const actorId = opts.actorId ?? apiActor(source);
     if (!opts.tx) {
       const result = await this.transitionAlone(id, to, source, opts);
-      if (result) return result;
+      // A strict move is never `unchanged`: the general path below refuses it (409).
+      if (result && !(opts.strict && result.outcome === 'unchanged')) return result;
       // Not decided (a refused move, an unknown id, or a duplicate with a patch): the general path says which.
     }
     const run = async (db: Tx): Promise<TransitionResult> => {
@@ -315,6 +320,8 @@ export class LedgerService {
       };
       if (source === 'manual' && current.status !== 'needs_review') return refuse();
       if (current.status === to) {
+        // A strict move is a decision (the caller acts on it): already there means another made it.
+        if (opts.strict) return refuse();
         const row = opts.patch ? await this.repository.update(db, id, opts.patch) : await this.requireRow(id, db);
         return { outcome: 'unchanged' as const, transaction: row, from };
       }
@@ -334,6 +341,47 @@ export class LedgerService {
       );
       await this.outbox.publishLedgerStatus(row, db);
       return { outcome: 'applied' as const, transaction: row, from };
+    };
+    return opts.tx ? run(opts.tx) : this.repository.withTransaction(run);
+  }
+
+  /**
+   * Claims the move of row `id` (of `kind`) from exactly `from` to `to`: ONE conditional UPDATE
+   * (LedgerRepository.claimMove) that moves it only if its status is `from` now and `guard` (an SQL
+   * condition on the row, aliased `t`, e.g. who may decide it) holds, writing its history entry in
+   * the same statement; the gateway event of `to` (if any) is published in the same database
+   * transaction (`tx`, else one of its own). Of concurrent claims of one row exactly one wins: the
+   * others wait for its lock, find the status moved, and move nothing. For a decision that must be
+   * taken once (a payout's approval, rejection or expiry): unlike `transition`, a row already at
+   * `to` is never a success. `patch`: fields written raw with the move (failureReason, approvedAt, …);
+   * `at`: the move's instant (its history entry's, `updatedAt`; now by default).
+   * Returns the moved row, or null when nothing moved (no such row, another status, the guard did
+   * not hold): nothing written — the caller reads the row to say why.
+   * @throws Error when the state table does not allow `from` → `to` for `source` (a programming error).
+   */
+  async claimTransition(
+    id: string,
+    kind: TransactionKind,
+    from: TransactionStatus,
+    to: TransactionStatus,
+    source: StatusChangeSource,
+    opts: Omit<MoveOptions, 'known' | 'answer'> & { tx?: Tx; guard?: Prisma.Sql; at?: Date } = {},
+  ): Promise<Transaction | null> {
+    if (!movableFrom(kind, to, source).includes(from)) {
+      throw new Error(`claimTransition: ${kind} may not move from ${from} to ${to} (${source})`);
+    }
+    const { failureReason, ...patch } = opts.patch ?? {};
+    const run = async (db: Tx): Promise<Transaction | null> => {
+      const row = await this.repository.claimMove(db, id, kind, from, to, {
+        now: opts.at ?? new Date(),
+        final: FINAL_STATUSES.includes(to),
+        failureReason: typeof failureReason === 'string' ? failureReason : null,
+        entry: { source, payload: opts.payload, actorId: opts.actorId ?? apiActor(source) },
+        patch,
+        guard: opts.guard,
+      });
+      if (row) await this.outbox.publishLedgerStatus(row, db);
+      return row;
     };
     return opts.tx ? run(opts.tx) : this.repository.withTransaction(run);
   }
@@ -430,7 +478,7 @@ export class LedgerService {
    * status aimed for.
    * When the row is left `unknown` and `error` is a DomainError (the answer the client gets), its
    * problem+json says what happens next: `transactionId`, `transactionStatus: 'unknown'` and `settlesBy` (ISO
-   * 8601: the row's creation + SETTLEMENT_DEADLINE, by when reconciliation has settled it; see
+   * 8601: the row's creation (a held payout's approval) + SETTLEMENT_DEADLINE, by when reconciliation has settled it; see
    * ReconciliationService). The client should not start the movement again before then. A row held
    * for review names itself the same way (`transactionStatus: 'needs_review'`, no `settlesBy`: a
    * person decides). A row that had already moved elsewhere (a callback during the call) stays where

@@ -105,6 +105,7 @@ describe('finance CSV', () => {
     updatedAt: new Date('2026-11-01T10:00:00.123Z'),
     completedAt: null,
     createdBy: null,
+    approvedAt: null,
   };
 
   it('one record per row, amounts in major units beside the exact minor units', () => {

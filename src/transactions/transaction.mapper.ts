@@ -15,7 +15,7 @@ import { isoTime } from '../common/pagination';
 import type { TransactionEventData } from '../outbound/gateway-events';
 import type { PayoutDto } from '../payouts/payout.dto';
 import type { SwapDto } from '../swaps/swap.dto';
-import type { CardMovementRow, LedgerPageRow, LedgerRow } from './ledger-row';
+import { type CardMovementRow, type LedgerPageRow, type LedgerRow, providerCallsStartedAt } from './ledger-row';
 import type { StatusChangeDto, TransactionDetailDto, TransactionDto } from './transaction.dto';
 import type { TransactionWithHistoryRow } from './transactions.repository';
 
@@ -100,7 +100,8 @@ export function toTransactionDetailDto(row: TransactionWithHistoryRow): Transact
 /**
  * A payout (a row of kind `payout`) as /v1/payouts answers it: amounts as JSON numbers of minor
  * units, `rate`, the destination amount and currency as `payoutAmount`/`payoutCurrency`, and
- * `quoteExpiresAt` (creation + PAYOUT_RATE_WINDOW_MS once the provider has answered).
+ * `quoteExpiresAt` (once the provider has answered: PAYOUT_RATE_WINDOW_MS after the initialize was
+ * sent — the payout's creation, or its approval for one held for approval: providerCallsStartedAt).
  * @throws ValidationError (400) for an amount beyond the largest safe JSON integer (money.ts minorToNumber).
  */
 export function toPayoutDto(row: LedgerRow): PayoutDto {
@@ -120,7 +121,9 @@ export function toPayoutDto(row: LedgerRow): PayoutDto {
     currency: row.currency,
     fee: minorToNumber(row.fee),
     rate: rateOf(row),
-    quoteExpiresAt: row.providerId ? new Date(row.createdAt.getTime() + PAYOUT_RATE_WINDOW_MS).toISOString() : null,
+    quoteExpiresAt: row.providerId
+      ? new Date(providerCallsStartedAt(row).getTime() + PAYOUT_RATE_WINDOW_MS).toISOString()
+      : null,
     payoutAmount: row.counterAmount === null ? null : minorToNumber(row.counterAmount),
     payoutCurrency: row.counterCurrency,
     description: row.description,

@@ -108,6 +108,7 @@ export class TransactionsService {
         status: row.status,
         cardId: row.cardId,
         createdAt: row.createdAt,
+        approvedAt: row.approvedAt,
         reference: row.reference,
         amount: row.amount,
         currency: row.currency,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorCode, InvalidStateTransitionError, NotFoundError, ProviderError } from '../../src/common/errors';
 import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.repository';
 import { IdempotencyService } from '../../src/common/idempotency/idempotency.service';
-import type { TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
+import { Prisma, type TransactionKind, type TransactionStatus } from '../../src/generated/prisma/client';
 import { OutboxRepository } from '../../src/outbound/outbox.repository';
 import { OutboxService } from '../../src/outbound/outbox.service';
 import { ProviderAmountMismatchError } from '../../src/provider/answer-checks';
@@ -253,6 +253,67 @@ describe('LedgerService on a real database', () => {
     const error = await ledger.transition(t.id, 'pending', 'api', { strict: true }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidStateTransitionError);
     expect((error as InvalidStateTransitionError).status).toBe(409);
+  });
+
+  it('a strict move to the status the row already has is refused (409) on both paths, writing nothing', async () => {
+    const t = await row('created');
+    await ledger.transition(t.id, 'initiated', 'api');
+    for (const opts of [{}, { patch: { failureReason: 'again' } }]) {
+      const alone = await ledger
+        .transition(t.id, 'initiated', 'api', { strict: true, ...opts })
+        .catch((e: unknown) => e);
+      expect(alone).toBeInstanceOf(InvalidStateTransitionError);
+      const inTx = await world.prisma
+        .$transaction((tx) => ledger.transition(t.id, 'initiated', 'api', { strict: true, tx, ...opts }))
+        .catch((e: unknown) => e);
+      expect(inTx).toBeInstanceOf(InvalidStateTransitionError);
+    }
+    expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } })).failureReason).toBeNull();
+    expect(await history(t.id)).toHaveLength(1);
+  });
+
+  describe('claimTransition (a decision taken once)', () => {
+    it('of 10 concurrent claims of one row exactly one moves it, with one history entry and one event', async () => {
+      await subscribe(['payout.rejected']);
+      const t = await row('awaiting_approval', 'payout');
+      const claims = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          ledger.claimTransition(t.id, 'payout', 'awaiting_approval', i % 2 ? 'created' : 'rejected', 'api', {
+            patch: i % 2 ? undefined : { failureReason: 'no' },
+          }),
+        ),
+      );
+      const won = claims.filter((c) => c !== null);
+      expect(won).toHaveLength(1);
+      const stored = await world.prisma.transaction.findUniqueOrThrow({ where: { id: t.id } });
+      expect(won[0]).toEqual(stored);
+      expect(await history(t.id)).toEqual([
+        { from: 'awaiting_approval', to: stored.status, source: 'api', actor_id: null },
+      ]);
+      expect(await outboxFor(t.id)).toHaveLength(stored.status === 'rejected' ? 1 : 0);
+    });
+
+    it('moves nothing from another status, even one already at the target, nor where the guard fails', async () => {
+      const t = await row('created', 'payout');
+      expect(await ledger.claimTransition(t.id, 'payout', 'awaiting_approval', 'created', 'api')).toBeNull();
+      const held = await row('awaiting_approval', 'payout');
+      const guard = Prisma.sql`t.created_at < now() - interval '1 day'`;
+      expect(
+        await ledger.claimTransition(held.id, 'payout', 'awaiting_approval', 'expired', 'api', { guard }),
+      ).toBeNull();
+      expect((await world.prisma.transaction.findUniqueOrThrow({ where: { id: held.id } })).status).toBe(
+        'awaiting_approval',
+      );
+      expect(await history(t.id)).toEqual([]);
+      expect(await history(held.id)).toEqual([]);
+    });
+
+    it('refuses a claim the state table does not allow (a programming error)', async () => {
+      const t = await row('awaiting_approval', 'payout');
+      await expect(ledger.claimTransition(t.id, 'payout', 'awaiting_approval', 'success', 'api')).rejects.toThrow(
+        /may not move/,
+      );
+    });
   });
 
   it('an unknown id is NotFound', async () => {
