@@ -33,6 +33,15 @@ function notTheCustomersBeneficiary(): ValidationError {
 }
 
 /**
+ * The `details` of a decision's audit event (`payout.approve`, `payout.reject`): `{decision, reason}`,
+ * the reason null when none was given. The same as the status history entry's payload, so the
+ * trail alone says what was decided and why.
+ */
+function decisionDetails(decision: 'approved' | 'rejected', input: PayoutDecisionDto): Record<string, unknown> {
+  return { decision, reason: input.reason ?? null };
+}
+
+/**
  * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
  * with fee and rate), then confirm (provider finalize, `pending`). Write-ahead: the ledger row
  * exists (status `created`) before the provider is called and holds its answer after. A provider
@@ -175,7 +184,7 @@ export class PayoutsService {
       });
       await this.repository.noteDecisionResource(tx, row.id);
       await this.outbox.publish('payout.approved', { ...toTransactionEventData(transaction), actorId: approverId }, tx);
-      await recordAuditedChange(tx, row.id);
+      await recordAuditedChange(tx, row.id, decisionDetails('approved', decision));
       return transaction;
     });
     const customer = await this.customers.requireRow(approved.customerId as string);
@@ -201,7 +210,7 @@ export class PayoutsService {
         payload: { decision: 'rejected', ...(decision.reason ? { reason: decision.reason } : {}) },
       });
       await this.repository.noteDecisionResource(tx, row.id);
-      await recordAuditedChange(tx, row.id);
+      await recordAuditedChange(tx, row.id, decisionDetails('rejected', decision));
       return transaction;
     });
     return toPayoutDto(rejected);
