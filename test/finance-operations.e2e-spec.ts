@@ -162,6 +162,20 @@ describe('finance page operations (e2e, Chromium)', () => {
     expect(await page.getByTestId('approval-error').count()).toBe(0);
   });
 
+  it('rejects a payout with a reason, which its status history on the ledger shows', async () => {
+    page.once('dialog', (dialog) => void dialog.accept('duplicate of invoice 4411'));
+    const row = page.getByTestId('approval-row').filter({ hasText: held[1].reference });
+    await row.getByRole('button', { name: 'Reject' }).click();
+    await page.getByTestId('approval-notice').filter({ hasText: 'rejected' }).waitFor();
+    await page.getByTestId('tab-ledger').click();
+    await page.locator(`[data-testid=transaction-row][data-id="${held[1].id}"] [data-testid=open-history]`).click();
+    const notes = page.getByTestId('transaction-detail').getByTestId('status-note');
+    await notes.last().waitFor();
+    expect(await notes.last().textContent()).toBe('rejected: duplicate of invoice 4411');
+    await page.getByTestId('close-detail').click();
+    await page.getByTestId('tab-operations').click();
+  });
+
   it('lists the report started, and shows a refused start of a report for the same period', async () => {
     const section = page.getByTestId('reconciliation-runs');
     expect(await section.getByTestId('reconciliation-run').first().textContent()).toContain('queued');

@@ -7,6 +7,7 @@ import {
   GET_WITH_HISTORY,
   getWithHistoryStatement,
   listStatement,
+  netStatement,
   summaryStatement,
 } from './transaction-query';
 import { CSV_COLUMNS, csvRecord, majorOrEmpty, neutraliseFormula } from './transactions-csv';
@@ -53,6 +54,22 @@ describe('finance SQL', () => {
     expect(s.values).toEqual([at, at, '1', '9007199254740993']);
     expect(s.text).toContain('GROUP BY t.currency, t.kind, t.status');
     expect(exportStatement({ kind: 'payout' }, 'asc').text).not.toContain('LIMIT');
+  });
+});
+
+describe('net per currency SQL', () => {
+  it("binds every value; the swap's target leg filters its target currency and counts as a credit", () => {
+    const a = netStatement({ currency: 'NGN', direction: 'credit', kind: 'swap' });
+    const b = netStatement({ currency: 'USD', direction: 'debit', kind: 'payout' });
+    expect(a.text).toBe(b.text);
+    expect(a.name).toBe(b.name);
+    expect(a.text).not.toMatch(/NGN|USD/);
+    // The rows: their own currency and direction. The target leg: kind, then currency as the target, direction as credit.
+    expect(a.values).toEqual(['swap', 'credit', 'NGN', 'swap', 'NGN', 'credit']);
+    expect(a.text).toContain('t.counter_currency = $5');
+    expect(a.text).toContain(`$6::"TransactionDirection" = 'credit'`);
+    expect(a.text.match(/t\.status = 'success'/g)).toHaveLength(2);
+    expect(netStatement({}).values).toEqual([]);
   });
 });
 
