@@ -446,7 +446,7 @@ function TransactionDetail({ api, id, onClose, onAuthError }) {
           <${DetailRow} label="Completed">${formatTime(t.completedAt)}<//>
         </dl>
         <h3>Status history</h3>
-        <div class="table-scroll"><table class="history" data-testid="status-history">
+        <div class="table-scroll rows"><table class="history cards" data-testid="status-history">
           <thead>
             <tr>
               <th>At</th>
@@ -460,11 +460,11 @@ function TransactionDetail({ api, id, onClose, onAuthError }) {
             ${(t.statusHistory ?? []).map(
               (c, i) =>
                 html`<tr key=${i} data-testid="status-change">
-                  <td>${formatTime(c.at)}</td>
-                  <td>${c.from ? html`<${StatusBadge} status=${c.from} />` : '—'}</td>
-                  <td><${StatusBadge} status=${c.to} /></td>
-                  <td>${c.source}</td>
-                  <td class="note" data-testid="status-note">${noteOf(c)}</td>
+                  <td data-label="At">${formatTime(c.at)}</td>
+                  <td data-label="From">${c.from ? html`<${StatusBadge} status=${c.from} />` : '—'}</td>
+                  <td data-label="To"><${StatusBadge} status=${c.to} /></td>
+                  <td data-label="Source">${c.source}</td>
+                  <td class="note" data-label="Decision / reason" data-testid="status-note">${noteOf(c) || null}</td>
                 </tr>`,
             )}
           </tbody>
