@@ -86,6 +86,13 @@ describe('finance SQL under the ownership rule (OWNERSHIP=client)', () => {
       values: [owner],
     });
     expect(summaryStatement({ createdBy: owner }).text).toContain('WHERE t.created_by = $1::uuid');
+    // The net: both legs (the rows and a swap's target) are the client's own rows only.
+    const net = netStatement({ createdBy: owner });
+    expect(net.text.match(/t\.created_by = \$\d::uuid/g)).toEqual([
+      't.created_by = $1::uuid',
+      't.created_by = $2::uuid',
+    ]);
+    expect(net.values).toEqual([owner, owner]);
     expect(listStatement({}, 'desc', undefined, 5).text).not.toContain('created_by =');
   });
 
