@@ -347,6 +347,7 @@ describe('audit trail (e2e, issue 14 item 3)', () => {
       actorId: b.id,
       targetType: 'payout',
       targetId: toApprove,
+      details: { decision: 'approved', reason: null },
     });
     const rejected = await h
       .http()
@@ -359,6 +360,7 @@ describe('audit trail (e2e, issue 14 item 3)', () => {
       actorId: b.id,
       targetType: 'payout',
       targetId: toReject,
+      details: { decision: 'rejected', reason: 'no invoice' },
     });
 
     const run = await h

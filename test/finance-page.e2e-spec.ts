@@ -15,6 +15,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { PNG } from 'pngjs';
 import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
 import { type Harness, startHarness } from './support/harness';
+import { AMOUNT_TEXT, amountsAndButtons, PAGE_WIDTHS } from './support/page-layout';
 
 /** The page's `document`, inside functions run in the browser (no DOM library in this project). */
 declare const document: any;
@@ -52,6 +53,8 @@ interface SeedRow {
   fee: bigint;
   currency: string;
   minutesAgo: number;
+  /** A swap's target amount and currency. */
+  counter?: { amount: bigint; currency: string };
 }
 
 /** Ledger rows inserted directly, each with the status history that led to its status. */
@@ -64,9 +67,9 @@ async function seedLedger(h: Harness, rows: SeedRow[]): Promise<string[]> {
     const final = ['success', 'failed', 'expired', 'reversed'].includes(row.status);
     await h.db.query(
       `INSERT INTO transactions (id, kind, direction, status, amount, fee, currency, reference, description,
-         created_at, updated_at, completed_at)
+         created_at, updated_at, completed_at, counter_amount, counter_currency)
        VALUES ($1, $2::"TransactionKind", $3::"TransactionDirection", $4::"TransactionStatus", $5, $6, $7, $8, $9,
-         $10, $10, $11)`,
+         $10, $10, $11, $12, $13)`,
       [
         id,
         row.kind,
@@ -79,6 +82,8 @@ async function seedLedger(h: Harness, rows: SeedRow[]): Promise<string[]> {
         `Seeded ${row.kind} ${i}`,
         createdAt,
         final ? createdAt : null,
+        row.counter?.amount.toString() ?? null,
+        row.counter?.currency ?? null,
       ],
     );
     const path = row.status === 'pending' ? ['created', 'pending'] : ['created', 'pending', row.status];
@@ -138,9 +143,13 @@ describe('finance page (e2e, headless Chromium)', () => {
     ? (fs.mkdirSync(keep, { recursive: true }), keep)
     : fs.mkdtempSync(path.join(os.tmpdir(), 'finance-page-'));
   const pageErrors: string[] = [];
+  // Refusals the page met (HTTP 403 answers) and errors it logged: a finance key must meet none.
+  const refused: string[] = [];
+  const consoleErrors: string[] = [];
 
-  // 12 USD payouts and 6 NGN collections succeeded, 3 USD payouts failed, 2 KES swaps pending;
-  // plus the real payout below (USD, success): 19 successes, over two pages of 10.
+  // 12 USD payouts and 6 NGN collections succeeded, a GBP → NGN swap succeeded (80.00 GBP and a
+  // 0.50 GBP fee out, 150,000.00 NGN in), 3 USD payouts failed, 2 KES swaps pending; plus the real
+  // payout below (USD, success): 20 successes, over two pages of 10.
   const seeded: SeedRow[] = [
     ...Array.from({ length: 12 }, (_, i) => ({
       kind: 'payout',
@@ -160,6 +169,16 @@ describe('finance page (e2e, headless Chromium)', () => {
       currency: 'NGN',
       minutesAgo: 90 + i,
     })),
+    {
+      kind: 'swap',
+      direction: 'debit' as const,
+      status: 'success',
+      amount: 8_000n,
+      fee: 50n,
+      currency: 'GBP',
+      minutesAgo: 100,
+      counter: { amount: 15_000_000n, currency: 'NGN' },
+    },
     ...Array.from({ length: 3 }, (_, i) => ({
       kind: 'payout',
       direction: 'debit' as const,
@@ -211,6 +230,8 @@ describe('finance page (e2e, headless Chromium)', () => {
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
     page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('response', (res) => res.status() === 403 && refused.push(`${res.request().method()} ${res.url()}`));
+    page.on('console', (msg) => msg.type() === 'error' && consoleErrors.push(msg.text()));
   }, 120_000);
 
   afterAll(async () => {
@@ -267,6 +288,9 @@ describe('finance page (e2e, headless Chromium)', () => {
   });
 
   it('signs in with a finance key, kept in this tab only', async () => {
+    // The refusals of the sign-in test above are not the finance key's.
+    refused.length = 0;
+    consoleErrors.length = 0;
     await page.fill('#api-key', financeKey);
     await page.click('button[type=submit]');
     await page.getByTestId('transactions').waitFor();
@@ -281,11 +305,33 @@ describe('finance page (e2e, headless Chromium)', () => {
     expect(first).toBe(payout.id);
   });
 
+  it('shows a finance key (transactions:read only) the ledger alone: no tab it cannot use, no 403', async () => {
+    const asked = page.waitForResponse((res) => res.url().endsWith('/v1/api-keys/me'));
+    await page.reload();
+    const me = await asked;
+    expect(me.status()).toBe(200);
+    expect((await me.json()).scopes).toEqual(['transactions:read']);
+    await page.locator('[data-testid=summary][aria-busy=false]').waitFor();
+    await page.getByTestId('transaction-row').first().waitFor();
+    expect(await page.locator('[role=tablist]').count()).toBe(0);
+    expect(await page.locator('[data-testid^=tab-]').count()).toBe(0);
+    expect(await page.getByTestId('approval-queue').count()).toBe(0);
+    expect(refused).toEqual([]);
+    expect(consoleErrors).toEqual([]);
+    // The route the page asks: any valid key learns its own scopes; no key, no answer.
+    expect((await h.http().get('/v1/api-keys/me')).status).toBe(401);
+    const mine = await h
+      .http()
+      .get('/v1/api-keys/me')
+      .set({ Authorization: `Bearer ${financeKey}` });
+    expect(mine.body).toEqual({ id: expect.any(String), name: 'test', scopes: ['transactions:read'] });
+  });
+
   it('offers the currencies present in the ledger, and takes amounts in their major units', async () => {
     const options = await page
       .locator('select[name=currency] option')
       .evaluateAll((els) => els.map((e) => (e as any).value));
-    expect(options).toEqual(['', 'KES', 'NGN', 'USD']);
+    expect(options).toEqual(['', 'GBP', 'KES', 'NGN', 'USD']);
     // Without a currency the amounts mean nothing: the fields wait for one.
     expect(await page.locator('input[name=amountMin]').isDisabled()).toBe(true);
 
@@ -365,7 +411,7 @@ describe('finance page (e2e, headless Chromium)', () => {
     await detail.getByTestId('status-change').last().waitFor();
     const changes = await detail
       .getByTestId('status-change')
-      .evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].slice(1).map((td) => td.textContent)));
+      .evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll('td')].slice(1, 4).map((td) => td.textContent)));
     const history = await h.db.query<{ from: string | null; to: string; source: string }>(
       `SELECT "from", "to", source FROM transaction_status_changes WHERE transaction_id = $1 ORDER BY at, id`,
       [payout.id],
@@ -393,7 +439,7 @@ describe('finance page (e2e, headless Chromium)', () => {
     const currencies = await summary
       .getByTestId('summary-currency')
       .evaluateAll((els) => els.map((e) => e.getAttribute('data-currency')));
-    expect(currencies).toEqual(['NGN', 'USD']); // status=success: no KES (its swaps are pending)
+    expect(currencies).toEqual(['GBP', 'NGN', 'USD']); // status=success: no KES (its swaps are pending)
 
     // USD payouts: the real one (1,500.00) + 12 seeded (100.00 … 210.00) = 3,360.00; fees 12 × 1.00 + the real fee.
     const usd = summary.locator('[data-currency=USD] [data-testid=summary-row]');
@@ -521,12 +567,15 @@ describe('finance page (e2e, headless Chromium)', () => {
     await detail.getByTestId('close-detail').click();
     await detail.waitFor({ state: 'detached' });
     expect(await overflow()).toEqual({ scrollWidth: 390, width: 390, offenders: [] });
+    // Each transaction is a card: nothing to scroll sideways, its amount and History in view.
     const scroller = await page
       .getByTestId('transactions-scroll')
       .evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
-    expect(scroller.scrollWidth).toBeGreaterThan(scroller.clientWidth); // the other columns scroll sideways
-    const created = (await page.locator('table.transactions th', { hasText: 'Created' }).boundingBox())!;
-    expect(created.x + created.width).toBeLessThanOrEqual(390);
+    expect(scroller.scrollWidth).toBeLessThanOrEqual(scroller.clientWidth);
+    const row = (await page.getByTestId('transaction-row').first().boundingBox())!;
+    const amount = (await page.getByTestId('transaction-row').first().getByTestId('amount').first().boundingBox())!;
+    const history = (await page.getByTestId('open-history').first().boundingBox())!;
+    for (const box of [row, amount, history]) expect(box.x + box.width).toBeLessThanOrEqual(390);
     await page.screenshot({ path: path.join(shots, 'finance-390.png'), fullPage: true });
     expect(PNG.sync.read(fs.readFileSync(path.join(shots, 'finance-390.png'))).width).toBe(390);
     await page.setViewportSize(VIEWPORT);
@@ -569,28 +618,63 @@ describe('finance page (e2e, headless Chromium)', () => {
         .locator(`[data-testid=net-flow][data-currency=${currency}] dd`)
         .evaluateAll((dds) => dds.map((d) => d.textContent));
     await summary.locator('[data-testid=net-flow][data-currency=USD] [data-testid=net-in]').waitFor();
-    await page.waitForFunction(
-      () =>
-        document.querySelector('[data-testid=net-flow][data-currency=USD] [data-testid=net-out]')?.textContent !== '—',
-    );
-    expect(await net('USD')).toEqual(['0.00 USD', `${major(usdSucceeded)} USD`, `-${major(usdSucceeded)} USD`]);
-    expect(await net('NGN')).toEqual(['300,000.00 NGN', '0.00 NGN', '300,000.00 NGN']);
-    expect(await net('KES')).toEqual(['—', '—', '—']); // nothing succeeded: nothing moved
+    // Net = in − out − fees of what succeeded: USD pays out 3,360.00 and its fees; NGN takes in its
+    // collections and the 150,000.00 NGN the GBP swap brought; GBP pays 80.00 and a 0.50 fee.
+    const [{ fee }] = await h.db.query<{ fee: string }>('SELECT fee::text AS fee FROM transactions WHERE id = $1', [
+      payout.id,
+    ]);
+    const usdFees = 1_200n + BigInt(fee);
+    expect(await net('USD')).toEqual([
+      '0.00 USD',
+      `${major(usdSucceeded)} USD`,
+      `${major(usdFees)} USD`,
+      `-${major(usdSucceeded + usdFees)} USD`,
+    ]);
+    expect(await net('NGN')).toEqual(['450,000.00 NGN', '0.00 NGN', '0.00 NGN', '450,000.00 NGN']);
+    expect(await net('GBP')).toEqual(['0.00 GBP', '80.00 GBP', '0.50 GBP', '-80.50 GBP']);
+    expect(await net('KES')).toEqual(['—', '—', '—', '—']); // nothing succeeded: nothing moved
+    // The page says what net means.
+    const meaning = await page.getByTestId('net-meaning').textContent();
+    expect(meaning).toContain('money in − money out − fees');
+    expect(meaning).toContain('swap');
   });
 
-  it('shows the audit trail in its own tab (scope audit:read), with who did what', async () => {
-    await page.getByTestId('tab-audit').click();
-    await page.locator('[data-testid=audit-section] [role=alert]').filter({ hasText: 'audit:read' }).waitFor();
+  it('keeps every amount (decimals and currency) and every button in view at 390, 768, 1366 and 1920 px', async () => {
+    // The ledger without a filter, no History panel open: every amount of the list, the totals and the net.
+    await page.locator('[data-testid=summary][aria-busy=false] [data-currency=KES]').first().waitFor();
+    for (const width of PAGE_WIDTHS) {
+      await resizeTo(width, 900);
+      const report = await amountsAndButtons(page);
+      expect([width, report.problems]).toEqual([width, []]);
+      // What was looked at: the list's amounts and fees, the totals and the net figures, with decimals.
+      expect(report.amounts.length).toBeGreaterThanOrEqual(25 * 2 + 4 * 4);
+      expect(report.amounts.filter((a) => a !== '—').every((a) => AMOUNT_TEXT.test(a))).toBe(true);
+      expect(report.amounts).toContain('450,000.00 NGN');
+      expect(report.buttons.filter((b) => b === 'History')).toHaveLength(25);
+      expect(await overflow()).toEqual({ scrollWidth: width, width, offenders: [] });
+      await page.screenshot({ path: path.join(shots, `finance-ledger-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize(VIEWPORT);
+  });
+
+  it('shows the audit trail in its own tab to a key with audit:read, with who did what', async () => {
+    expect(await page.getByTestId('tab-audit').count()).toBe(0); // the finance key may not read it
     const auditorKey = await h.key(['transactions:read', 'audit:read']);
     await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${auditorKey}')`);
     await page.reload();
     await page.getByTestId('tab-audit').click();
+    // Ledger and audit trail; no approvals or reports for a key without their scopes.
+    expect(await page.locator('[data-testid^=tab-]').evaluateAll((tabs) => tabs.map((t) => t.textContent))).toEqual([
+      'Ledger',
+      'Audit trail',
+    ]);
     await page.locator('[data-testid=audit-events] tr', { hasText: 'payout.confirm' }).first().waitFor();
     const text = await page.getByTestId('audit-events').textContent();
     expect(text).toContain('payout.create');
     expect(text).toContain('succeeded');
     await page.screenshot({ path: path.join(shots, 'finance-audit.png'), fullPage: true });
     expect(pageErrors).toEqual([]);
+    expect(refused).toEqual([]);
     await page.evaluate(`sessionStorage.setItem('wallet-gateway.finance.key', '${financeKey}')`);
   });
 

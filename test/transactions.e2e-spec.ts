@@ -427,6 +427,85 @@ describe('finance transactions API (e2e)', () => {
       }
     });
 
+    it("gives the net per currency of what succeeded: in − out − fees, a swap's target amount as money in", async () => {
+      const from = new Date(BASE).toISOString();
+      const to = new Date(BASE + 45 * MINUTE).toISOString();
+      const rows = await h.db.query<{
+        kind: string;
+        direction: string;
+        status: string;
+        currency: string;
+        amount: string;
+        fee: string;
+        counter_amount: string | null;
+        counter_currency: string | null;
+      }>(
+        `SELECT kind::text, direction::text, status::text, currency, amount::text, fee::text,
+                counter_amount::text, counter_currency
+         FROM transactions WHERE created_at >= $1 AND created_at < $2`,
+        [from, to],
+      );
+      /** The net worked out here from the rows, leg by leg: what the summary must answer. */
+      const expected = (keep: { currency?: string; direction?: string }) => {
+        const sums = new Map<string, { in: bigint; out: bigint; fees: bigint }>();
+        const add = (currency: string, side: 'in' | 'out' | 'fees', minor: bigint) => {
+          const entry = sums.get(currency) ?? { in: 0n, out: 0n, fees: 0n };
+          entry[side] += minor;
+          sums.set(currency, entry);
+        };
+        for (const r of rows.filter((r) => r.status === 'success')) {
+          if ((!keep.currency || r.currency === keep.currency) && (!keep.direction || r.direction === keep.direction)) {
+            add(r.currency, r.direction === 'credit' ? 'in' : 'out', BigInt(r.amount));
+            add(r.currency, 'fees', BigInt(r.fee));
+          }
+          const target = r.counter_currency;
+          if (r.kind === 'swap' && target && r.counter_amount !== null) {
+            if ((!keep.currency || target === keep.currency) && (!keep.direction || keep.direction === 'credit')) {
+              add(target, 'in', BigInt(r.counter_amount));
+            }
+          }
+        }
+        return [...sums.keys()].sort().map((currency) => {
+          const e = sums.get(currency)!;
+          return {
+            currency,
+            moneyIn: e.in.toString(),
+            moneyInDecimal: formatMajor(e.in, currency),
+            moneyOut: e.out.toString(),
+            moneyOutDecimal: formatMajor(e.out, currency),
+            fees: e.fees.toString(),
+            feesDecimal: formatMajor(e.fees, currency),
+            net: (e.in - e.out - e.fees).toString(),
+            netDecimal: formatMajor(e.in - e.out - e.fees, currency),
+          };
+        });
+      };
+      // The seeded swaps that succeeded bring KES in: without them KES would show no money in.
+      const swapsIn = rows.filter((r) => r.kind === 'swap' && r.status === 'success' && r.counter_currency === 'KES');
+      expect(swapsIn.length).toBeGreaterThan(0);
+      for (const [extra, keep] of [
+        ['', {}],
+        ['&currency=KES', { currency: 'KES' }],
+        ['&currency=USD', { currency: 'USD' }],
+        ['&direction=credit', { direction: 'credit' }],
+        ['&direction=debit', { direction: 'debit' }],
+      ] as const) {
+        const res = await get(`/v1/transactions/summary?from=${from}&to=${to}${extra}`);
+        expect(res.status).toBe(200);
+        const want = expected(keep);
+        expect(want.length).toBeGreaterThan(0);
+        expect([extra, res.body.net]).toEqual([extra, want]);
+      }
+      const kes = (await get(`/v1/transactions/summary?from=${from}&to=${to}&currency=KES`)).body.net;
+      const swapIn = swapsIn.reduce((sum, r) => sum + BigInt(r.counter_amount!), 0n);
+      expect(BigInt(kes[0].moneyIn)).toBeGreaterThanOrEqual(swapIn);
+      // Fees count: the net is below in − out whenever a succeeded row had a fee.
+      const all = (await get(`/v1/transactions/summary?from=${from}&to=${to}`)).body.net;
+      expect(all.some((n: { fees: string }) => BigInt(n.fees) > 0n)).toBe(true);
+      // Nothing succeeded under status=failed: no net at all.
+      expect((await get(`/v1/transactions/summary?from=${from}&to=${to}&status=failed`)).body.net).toEqual([]);
+    });
+
     it('keeps sums beyond 2^53 exact, as strings', async () => {
       const huge = makeSeed(4000, new Date(BASE - 10 * 24 * 60 * MINUTE));
       huge.amount = 9_000_000_000_000_000n;

@@ -29,6 +29,18 @@ export const RequireScopes = (...scopes: Scope[]) =>
     ApiProblem(429, 'Rate limit of the API key exceeded (see Retry-After).'),
   );
 
+/**
+ * Requires a valid client key and no particular scope: 401 without a valid key. For routes about
+ * the key itself (GET /v1/api-keys/me), which any key may ask. Documents the answers in OpenAPI.
+ */
+export const RequireKey = () =>
+  applyDecorators(
+    SetMetadata(REQUIRED_SCOPES, []),
+    ApiBearerAuth(),
+    ApiProblem(401, 'Missing, unknown or revoked API key.'),
+    ApiProblem(429, 'Rate limit of the API key exceeded (see Retry-After).'),
+  );
+
 /** Injects the authenticated client into a controller method. */
 export const CurrentClient = createParamDecorator(
   (_: unknown, ctx: ExecutionContext): AuthenticatedClient =>

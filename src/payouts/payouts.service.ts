@@ -33,6 +33,15 @@ function notTheCustomersBeneficiary(): ValidationError {
 }
 
 /**
+ * The `details` of a decision's audit event (`payout.approve`, `payout.reject`): `{decision, reason}`,
+ * the reason null when none was given. The same as the status history entry's payload, so the
+ * trail alone says what was decided and why.
+ */
+function decisionDetails(decision: 'approved' | 'rejected', input: PayoutDecisionDto): Record<string, unknown> {
+  return { decision, reason: input.reason ?? null };
+}
+
+/**
  * Payouts in two steps (docs/provider.md#payouts): initialize (`initiated`,
  * with fee and rate), then confirm (provider finalize, `pending`). Write-ahead: the ledger row
  * exists (status `created`) before the provider is called and holds its answer after. A provider
@@ -185,7 +194,7 @@ export class PayoutsService {
       if (!moved) return null;
       await this.repository.noteDecisionResource(tx, id);
       await this.outbox.publish('payout.approved', { ...toTransactionEventData(moved), actorId: approverId }, tx);
-      await recordAuditedChange(tx, id);
+      await recordAuditedChange(tx, id, decisionDetails('approved', decision));
       return moved;
     });
     if (!approved) throw await this.decisionLost(id, approverId, 'created');
@@ -213,7 +222,7 @@ export class PayoutsService {
       });
       if (!moved) return null;
       await this.repository.noteDecisionResource(tx, id);
-      await recordAuditedChange(tx, id);
+      await recordAuditedChange(tx, id, decisionDetails('rejected', decision));
       return moved;
     });
     if (!rejected) throw await this.decisionLost(id, approverId, 'rejected');

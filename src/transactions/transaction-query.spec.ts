@@ -7,6 +7,7 @@ import {
   GET_WITH_HISTORY,
   getWithHistoryStatement,
   listStatement,
+  netStatement,
   summaryStatement,
 } from './transaction-query';
 import { CSV_COLUMNS, csvRecord, majorOrEmpty, neutraliseFormula } from './transactions-csv';
@@ -56,6 +57,22 @@ describe('finance SQL', () => {
   });
 });
 
+describe('net per currency SQL', () => {
+  it("binds every value; the swap's target leg filters its target currency and counts as a credit", () => {
+    const a = netStatement({ currency: 'NGN', direction: 'credit', kind: 'swap' });
+    const b = netStatement({ currency: 'USD', direction: 'debit', kind: 'payout' });
+    expect(a.text).toBe(b.text);
+    expect(a.name).toBe(b.name);
+    expect(a.text).not.toMatch(/NGN|USD/);
+    // The rows: their own currency and direction. The target leg: kind, then currency as the target, direction as credit.
+    expect(a.values).toEqual(['swap', 'credit', 'NGN', 'swap', 'NGN', 'credit']);
+    expect(a.text).toContain('t.counter_currency = $5');
+    expect(a.text).toContain(`$6::"TransactionDirection" = 'credit'`);
+    expect(a.text.match(/t\.status = 'success'/g)).toHaveLength(2);
+    expect(netStatement({}).values).toEqual([]);
+  });
+});
+
 describe('finance SQL under the ownership rule (OWNERSHIP=client)', () => {
   const owner = '7f0c1a52-8d57-4c41-9d0e-3c2b1f7b1a11';
 
@@ -69,6 +86,13 @@ describe('finance SQL under the ownership rule (OWNERSHIP=client)', () => {
       values: [owner],
     });
     expect(summaryStatement({ createdBy: owner }).text).toContain('WHERE t.created_by = $1::uuid');
+    // The net: both legs (the rows and a swap's target) are the client's own rows only.
+    const net = netStatement({ createdBy: owner });
+    expect(net.text.match(/t\.created_by = \$\d::uuid/g)).toEqual([
+      't.created_by = $1::uuid',
+      't.created_by = $2::uuid',
+    ]);
+    expect(net.values).toEqual([owner, owner]);
     expect(listStatement({}, 'desc', undefined, 5).text).not.toContain('created_by =');
   });
 

@@ -146,9 +146,52 @@ export function summaryStatement(filter: TransactionFilter): SqlStatement {
   return { name: statementName('tx_sum', text), text, values };
 }
 
+/**
+ * Net money per currency over the succeeded rows (`status = success`) that match `filter`: money in
+ * (credits' amounts), money out (debits' amounts) and fees (every such row's fee, in the row's
+ * currency), sums as numeric rendered as text. A swap moves money between two currencies of the
+ * same customer: its source amount is a debit of its own currency (the row), and its target amount
+ * (`counter_amount`) is counted as money in of its target currency (`counter_currency`), with the
+ * currency filter applied to that target currency and the direction filter as `credit`. A payout's
+ * counter amount is the beneficiary's, not ours: not counted. Net = in − out − fees (the caller).
+ */
+export function netStatement(filter: TransactionFilter): SqlStatement {
+  const values: unknown[] = [];
+  const rows = filterConditions(filter, values);
+  // The swap's target leg: the same filters, but currency is the target currency and direction is credit.
+  const leg = filterConditions({ ...filter, currency: undefined, direction: undefined }, values);
+  if (filter.currency !== undefined) {
+    values.push(filter.currency);
+    leg.push(`t.counter_currency = $${values.length}`);
+  }
+  if (filter.direction !== undefined) {
+    values.push(filter.direction);
+    leg.push(`$${values.length}::"TransactionDirection" = 'credit'`);
+  }
+  const text = [
+    'SELECT n.currency, sum(n.money_in)::text AS "moneyIn", sum(n.money_out)::text AS "moneyOut",',
+    'sum(n.fee)::text AS fees FROM (',
+    "SELECT t.currency, CASE WHEN t.direction = 'credit' THEN t.amount ELSE 0 END AS money_in,",
+    "CASE WHEN t.direction = 'debit' THEN t.amount ELSE 0 END AS money_out, t.fee",
+    `FROM transactions t WHERE ${[...rows, "t.status = 'success'"].join(' AND ')}`,
+    'UNION ALL',
+    'SELECT t.counter_currency, t.counter_amount, 0, 0 FROM transactions t WHERE',
+    [
+      ...leg,
+      "t.status = 'success'",
+      "t.kind = 'swap'",
+      't.counter_currency IS NOT NULL',
+      't.counter_amount IS NOT NULL',
+    ].join(' AND '),
+    ') n GROUP BY n.currency ORDER BY n.currency',
+  ].join(' ');
+  return { name: statementName('tx_net', text), text, values };
+}
+
 const WITH_HISTORY = `SELECT ${LEDGER_ROW_COLUMNS},
     COALESCE((SELECT json_agg(json_build_object('from', c."from", 'to', c."to", 'source', c.source, 'at', c.at,
-                                              'actorId', c.actor_id)
+                                              'actorId', c.actor_id, 'decision', c.payload->>'decision',
+                                              'reason', c.payload->>'reason')
                               ORDER BY c.at, c.id)
               FROM transaction_status_changes c WHERE c.transaction_id = t.id), '[]'::json) AS "statusHistory"
     FROM transactions t WHERE t.id = $1::uuid`;

@@ -309,6 +309,23 @@ export class StatusChangeDto {
     description: 'The API client that moved it (manual moves; api moves under an Idempotency-Key), else null.',
   })
   actorId: string | null;
+  @ApiProperty({
+    type: String,
+    enum: ['approved', 'rejected'],
+    nullable: true,
+    description:
+      'A maker-checker decision on a payout (POST /v1/payouts/{id}/approve or /reject, the decider as `actorId`), else null.',
+  })
+  decision: 'approved' | 'rejected' | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'invoice checked',
+    description:
+      "Why it moved, when a reason was given: a decision's `reason` as the decider wrote it, an expiry's or a " +
+      "reconciliation's reason (e.g. `approval TTL lapsed (PAYOUT_APPROVAL_TTL)`); else null.",
+  })
+  reason: string | null;
 }
 
 /** A transaction with its status history, oldest move first. */
@@ -337,6 +354,42 @@ export class TransactionTotalDto {
   @ApiProperty({ example: '630.00', description: 'Sum of `fee` in major units (decimal string).' }) feeDecimal: string;
 }
 
+/**
+ * The net of one currency over the succeeded transactions (`status = success`) that match the
+ * filters: `net = moneyIn − moneyOut − fees`. Sums are exact minor-unit integer strings, with
+ * major-unit decimal strings beside them ('' for a currency the gateway has no exponent for).
+ */
+export class NetFlowDto {
+  @ApiProperty({ example: 'NGN' }) currency: string;
+  @ApiProperty({
+    example: '45000000',
+    description:
+      "Money in, minor units: the amounts of succeeded credits (collections, card withdrawals…) plus the target amount of every succeeded swap into this currency (a swap's `counterAmount`).",
+  })
+  moneyIn: string;
+  @ApiProperty({ example: '450000.00', description: '`moneyIn` in major units (decimal string).' })
+  moneyInDecimal: string;
+  @ApiProperty({
+    example: '0',
+    description:
+      'Money out, minor units: the amounts of succeeded debits (payouts, swaps from this currency, card top-ups…).',
+  })
+  moneyOut: string;
+  @ApiProperty({ example: '0.00', description: '`moneyOut` in major units (decimal string).' })
+  moneyOutDecimal: string;
+  @ApiProperty({ example: '0', description: 'Fees of the succeeded transactions in this currency, minor units.' })
+  fees: string;
+  @ApiProperty({ example: '0.00', description: '`fees` in major units (decimal string).' })
+  feesDecimal: string;
+  @ApiProperty({
+    example: '45000000',
+    description: 'moneyIn − moneyOut − fees, minor units (negative when more went out).',
+  })
+  net: string;
+  @ApiProperty({ example: '450000.00', description: '`net` in major units (decimal string, `-` when negative).' })
+  netDecimal: string;
+}
+
 /** Totals per currency × kind × status over a period. */
 export class TransactionSummaryDto {
   @ApiProperty({
@@ -355,6 +408,14 @@ export class TransactionSummaryDto {
   to: string | null;
   @ApiProperty({ type: [TransactionTotalDto], description: 'Ordered by currency, kind, status.' })
   totals: TransactionTotalDto[];
+  @ApiProperty({
+    type: [NetFlowDto],
+    description:
+      'Net per currency over the succeeded transactions of the same filters (money in − money out − fees; a ' +
+      "swap's target amount is money in of its target currency, with `currency` matching that target currency " +
+      'and `direction` treating it as a credit). Ordered by currency; a currency with nothing succeeded is absent.',
+  })
+  net: NetFlowDto[];
 }
 
 /** Longest `evidence` text a resolution keeps (characters). */

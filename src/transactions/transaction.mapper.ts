@@ -93,6 +93,8 @@ export function toTransactionDetailDto(row: TransactionWithHistoryRow): Transact
       source: change.source,
       at: new Date(change.at).toISOString(),
       actorId: change.actorId,
+      decision: change.decision === 'approved' || change.decision === 'rejected' ? change.decision : null,
+      reason: change.reason,
     })),
   };
 }

@@ -11,6 +11,7 @@ import {
   exportStatement,
   getWithHistoryStatement,
   listStatement,
+  netStatement,
   SortOrder,
   summaryStatement,
   TransactionFilter,
@@ -24,6 +25,10 @@ export type TransactionWithHistoryRow = LedgerRow & {
     source: StatusChangeSource;
     at: string;
     actorId: string | null;
+    /** The payload's `decision` (maker-checker: `approved`, `rejected`), else null. */
+    decision: string | null;
+    /** The payload's `reason` (a decision's reason, an expiry's or a reconciliation's), else null. */
+    reason: string | null;
   }>;
 };
 
@@ -35,6 +40,14 @@ export interface SummaryRow {
   count: number;
   amount: string;
   fee: string;
+}
+
+/** A row of the net per currency (netStatement): sums of succeeded rows as exact integer strings. */
+export interface NetRow {
+  currency: string;
+  moneyIn: string;
+  moneyOut: string;
+  fees: string;
 }
 
 /**
@@ -69,6 +82,11 @@ export class TransactionsRepository {
   /** Totals per (currency, kind, status), ordered by them. */
   async summary(filter: TransactionFilter): Promise<SummaryRow[]> {
     return this.pool.rows<SummaryRow>(summaryStatement(filter));
+  }
+
+  /** Money in, money out and fees of the succeeded rows per currency (a swap's target as money in), ordered by currency. */
+  async net(filter: TransactionFilter): Promise<NetRow[]> {
+    return this.pool.rows<NetRow>(netStatement(filter));
   }
 
   /**

@@ -149,10 +149,15 @@ export class TransactionsService {
     return this.get(id);
   }
 
-  /** Count, amount and fee sums per currency × kind × status (minor units as exact strings, plus major units). */
+  /**
+   * Count, amount and fee sums per currency × kind × status (minor units as exact strings, plus major
+   * units), and the net per currency of the succeeded rows: money in − money out − fees, a swap's
+   * target amount counted as money in of its target currency (netStatement, transaction-query.ts).
+   */
   async summary(query: TransactionSummaryQueryDto): Promise<TransactionSummaryDto> {
     const filter = ownFilter(query);
-    const rows = await this.repository.summary(filter);
+    const [rows, net] = await Promise.all([this.repository.summary(filter), this.repository.net(filter)]);
+    const major = (minor: bigint, currency: string) => tryFormatMajor(minor, currency) ?? '';
     return {
       from: filter.from?.toISOString() ?? null,
       to: filter.to?.toISOString() ?? null,
@@ -166,6 +171,21 @@ export class TransactionsService {
         fee: row.fee,
         feeDecimal: tryFormatMajor(BigInt(row.fee), row.currency) ?? '',
       })),
+      net: net.map((row) => {
+        const [moneyIn, moneyOut, fees] = [BigInt(row.moneyIn), BigInt(row.moneyOut), BigInt(row.fees)];
+        const value = moneyIn - moneyOut - fees;
+        return {
+          currency: row.currency,
+          moneyIn: row.moneyIn,
+          moneyInDecimal: major(moneyIn, row.currency),
+          moneyOut: row.moneyOut,
+          moneyOutDecimal: major(moneyOut, row.currency),
+          fees: row.fees,
+          feesDecimal: major(fees, row.currency),
+          net: value.toString(),
+          netDecimal: major(value, row.currency),
+        };
+      }),
     };
   }
 

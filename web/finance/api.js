@@ -62,10 +62,12 @@ export function financeApi(key) {
     /** GET /v1/transactions/{id}: the transaction with its `statusHistory`; `refresh` asks the provider. */
     get: async (id, refresh = false) =>
       (await call(`/v1/transactions/${encodeURIComponent(id)}`, { refresh: refresh ? 'true' : undefined })).json(),
+    /** GET /v1/api-keys/me (any valid key): `{id, name, scopes}`, what this key may do. */
+    me: async () => (await call('/v1/api-keys/me')).json(),
     /** GET /v1/audit-events (scope audit:read): `{data, nextCursor}`. */
     auditEvents: async (filters, cursor, limit) =>
       (await call('/v1/audit-events', { ...filters, cursor, limit })).json(),
-    /** GET /v1/transactions/summary: `{from, to, totals: [...]}`. */
+    /** GET /v1/transactions/summary: `{from, to, totals: [...], net: [...]}`. */
     summary: async (filters) => (await call('/v1/transactions/summary', filters)).json(),
     /** GET /v1/transactions/export: the CSV as a Blob and the file name the gateway gave it. */
     exportCsv: async (filters) => {

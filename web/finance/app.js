@@ -1,11 +1,12 @@
 // The finance page: sign in with a finance API key (scope transactions:read), filter and page the
 // ledger, open a transaction's status history, see the summary per currency (a chart of succeeded,
-// failed and in-flight money side by side, and the net in/out), and download the CSV. Preact + htm,
-// no build step; data only from /v1/transactions*.
+// failed and in-flight money side by side, and the net per currency), and download the CSV. Preact +
+// htm, no build step; data from /v1/transactions*, and /v1/api-keys/me for the key's scopes.
 //
-// Views: the signed-in page is a list of views (VIEWS below), one tab each. To add one (an approval
-// queue, reconciliation reports), write a component taking `{ api, onAuthError }`, add
-// `{ id, label, component }` to VIEWS, and its calls to api.js; the tab bar appears with the second view.
+// Views: the signed-in page is a list of views (VIEWS below), one tab each, shown only when the key's
+// scopes allow them. To add one, write a component taking `{ api, apiKey, scopes, onAuthError }`, add
+// `{ id, label, component, allowed }` to VIEWS, and its calls to api.js; the tab bar appears with the
+// second view the key may use.
 import { h, render } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
@@ -19,7 +20,6 @@ import {
   groupDigits,
   humanise,
   majorToMinor,
-  minorToDecimal,
   shortId,
   utcInputToIso,
 } from './format.js';
@@ -319,18 +319,20 @@ function StatusBadge({ status }) {
 function TransactionsTable({ rows, selectedId, onOpen }) {
   if (rows.length === 0)
     return html`<p class="empty" data-testid="no-transactions">No transactions match these filters.</p>`;
-  // The columns that matter first (the first one stays in view while the rest scroll sideways
-  // inside .table-scroll): when, what, how it ended, how much, and the way into its history.
-  return html`<div class="table-scroll" data-testid="transactions-scroll"><table class="transactions" data-testid="transactions">
+  // The columns that matter first: when, how much (amount and fee), how it ended, what, and the way
+  // into its history. A wide box shows a table (the first column stays in view while the rest
+  // scroll sideways inside .table-scroll); a narrow one shows each row as a card (style.css), so the
+  // amounts and the History button are always in view.
+  return html`<div class="table-scroll rows" data-testid="transactions-scroll"><table class="transactions cards" data-testid="transactions">
     <thead>
       <tr>
         <th class="pin">Created</th>
-        <th>Kind</th>
-        <th>Status</th>
         <th class="num">Amount</th>
+        <th class="num">Fee</th>
+        <th>Status</th>
+        <th>Kind</th>
         <th></th>
         <th>Direction</th>
-        <th class="num">Fee</th>
         <th>Reference</th>
         <th>Customer</th>
         <th>Description</th>
@@ -345,20 +347,24 @@ function TransactionsTable({ rows, selectedId, onOpen }) {
             data-id=${t.id}
             class=${t.id === selectedId ? 'selected' : ''}
           >
-            <td class="pin">${formatTime(t.createdAt)}</td>
-            <td>${humanise(t.kind)}</td>
-            <td><${StatusBadge} status=${t.status} /></td>
-            <td class="num">${formatMoney(t.amount, t.currency, t.amountDecimal)}</td>
-            <td>
+            <td class="pin" data-label="Created">${formatTime(t.createdAt)}</td>
+            <td class="num" data-label="Amount" data-testid="amount">
+              ${formatMoney(t.amount, t.currency, t.amountDecimal)}
+            </td>
+            <td class="num" data-label="Fee" data-testid="amount">
+              ${formatMoney(t.fee, t.currency, t.feeDecimal, t.amountDecimal)}
+            </td>
+            <td data-label="Status"><${StatusBadge} status=${t.status} /></td>
+            <td data-label="Kind">${humanise(t.kind)}</td>
+            <td class="action">
               <button type="button" class="link" data-testid="open-history" onClick=${() => onOpen(t.id)}>
                 History
               </button>
             </td>
-            <td>${t.direction}</td>
-            <td class="num">${formatMoney(t.fee, t.currency, t.feeDecimal, t.amountDecimal)}</td>
-            <td class="reference" title=${t.reference}><code>${t.reference}</code></td>
-            <td title=${t.customerId ?? ''}><code>${shortId(t.customerId)}</code></td>
-            <td class="description" title=${t.description ?? ''}>${t.description ?? ''}</td>
+            <td data-label="Direction">${t.direction}</td>
+            <td class="reference" data-label="Reference" title=${t.reference}><code>${t.reference}</code></td>
+            <td data-label="Customer" title=${t.customerId ?? ''}><code>${shortId(t.customerId)}</code></td>
+            <td class="description" data-label="Description" title=${t.description ?? ''}>${t.description ?? ''}</td>
           </tr>`,
       )}
     </tbody>
@@ -370,6 +376,12 @@ function DetailRow({ label, children }) {
     <dt>${label}</dt>
     <dd>${children}</dd>
   </div>`;
+}
+
+/** A status move's decision and reason for people: "approved: invoice checked", "rejected", a reason alone, or "". */
+function noteOf(change) {
+  const parts = [change.decision, change.reason].filter((part) => typeof part === 'string' && part !== '');
+  return parts.join(': ');
 }
 
 function TransactionDetail({ api, id, onClose, onAuthError }) {
@@ -434,23 +446,25 @@ function TransactionDetail({ api, id, onClose, onAuthError }) {
           <${DetailRow} label="Completed">${formatTime(t.completedAt)}<//>
         </dl>
         <h3>Status history</h3>
-        <div class="table-scroll"><table class="history" data-testid="status-history">
+        <div class="table-scroll rows"><table class="history cards" data-testid="status-history">
           <thead>
             <tr>
               <th>At</th>
               <th>From</th>
               <th>To</th>
               <th>Source</th>
+              <th>Decision / reason</th>
             </tr>
           </thead>
           <tbody>
             ${(t.statusHistory ?? []).map(
               (c, i) =>
                 html`<tr key=${i} data-testid="status-change">
-                  <td>${formatTime(c.at)}</td>
-                  <td>${c.from ? html`<${StatusBadge} status=${c.from} />` : '—'}</td>
-                  <td><${StatusBadge} status=${c.to} /></td>
-                  <td>${c.source}</td>
+                  <td data-label="At">${formatTime(c.at)}</td>
+                  <td data-label="From">${c.from ? html`<${StatusBadge} status=${c.from} />` : '—'}</td>
+                  <td data-label="To"><${StatusBadge} status=${c.to} /></td>
+                  <td data-label="Source">${c.source}</td>
+                  <td class="note" data-label="Decision / reason" data-testid="status-note">${noteOf(c) || null}</td>
                 </tr>`,
             )}
           </tbody>
@@ -472,47 +486,25 @@ function CurrencyChart({ currency, totals }) {
   </div>`;
 }
 
-/**
- * Succeeded money per currency from two summaries of the same filters, one per direction: `{USD:
- * {in, out, net}}` as decimal strings with the currency's digits (exact, BigInt). Only `success`
- * rows count: money that failed or is still in flight has not moved.
- */
-function netFlows(flows) {
-  const sums = new Map();
-  for (const [side, summary] of [
-    ['in', flows?.credit],
-    ['out', flows?.debit],
-  ]) {
-    for (const row of summary?.totals ?? []) {
-      if (row.status !== 'success') continue;
-      const entry = sums.get(row.currency) ?? { in: 0n, out: 0n, exponent: exponentOf(row.amountDecimal) ?? 0 };
-      entry[side] += BigInt(row.amount);
-      sums.set(row.currency, entry);
-    }
-  }
-  const result = {};
-  for (const [currency, { in: credit, out: debit, exponent }] of sums) {
-    result[currency] = {
-      in: minorToDecimal(credit, exponent),
-      out: minorToDecimal(debit, exponent),
-      net: minorToDecimal(credit - debit, exponent),
-    };
-  }
-  return result;
-}
+/** What "Net" means on this page (and in GET /v1/transactions/summary's `net`, docs/finance.md). */
+const NET_MEANING =
+  'Net = money in − money out − fees, over the transactions that succeeded (with these filters). ' +
+  "Money in: collections and other credits, and what a swap brought into the currency (its target amount). " +
+  "Money out: payouts and other debits, and a swap's source amount. Fees: every succeeded transaction's fee.";
 
+/** The summary's net of one currency (`{moneyInDecimal, moneyOutDecimal, feesDecimal, netDecimal}`), or null: nothing succeeded. */
 function NetFlow({ currency, flow }) {
-  const shown = flow ?? { in: null, out: null, net: null };
-  const money = (decimal) => (decimal === null ? '—' : `${groupDigits(decimal)} ${currency}`);
+  const money = (decimal) => (flow ? `${groupDigits(decimal)} ${currency}` : '—');
   return html`<dl class="net" data-testid="net-flow" data-currency=${currency}>
-    <div><dt>In (succeeded)</dt><dd data-testid="net-in">${money(shown.in)}</dd></div>
-    <div><dt>Out (succeeded)</dt><dd data-testid="net-out">${money(shown.out)}</dd></div>
-    <div><dt>Net</dt><dd data-testid="net-net">${money(shown.net)}</dd></div>
+    <div><dt>In (succeeded)</dt><dd data-testid="net-in">${money(flow?.moneyInDecimal)}</dd></div>
+    <div><dt>Out (succeeded)</dt><dd data-testid="net-out">${money(flow?.moneyOutDecimal)}</dd></div>
+    <div><dt>Fees</dt><dd data-testid="net-fees">${money(flow?.feesDecimal)}</dd></div>
+    <div><dt>Net</dt><dd data-testid="net-net">${money(flow?.netDecimal)}</dd></div>
   </dl>`;
 }
 
-function Summary({ summary, flows, error, loading }) {
-  const net = netFlows(flows);
+function Summary({ summary, error, loading }) {
+  const net = Object.fromEntries((summary?.net ?? []).map((flow) => [flow.currency, flow]));
   const byCurrency = new Map();
   for (const row of summary?.totals ?? []) {
     if (!byCurrency.has(row.currency)) byCurrency.set(row.currency, []);
@@ -535,6 +527,7 @@ function Summary({ summary, flows, error, loading }) {
       }
     </h2>
     <${ErrorBox} error=${error} testId="summary-error" />
+    <p class="net-meaning" data-testid="net-meaning">${NET_MEANING}</p>
     ${loading && html`<p class="loading">Loading…</p>`}
     ${summary && currencies.length === 0 && html`<p class="empty">No transactions in this period.</p>`}
     <div class="currencies">
@@ -544,7 +537,7 @@ function Summary({ summary, flows, error, loading }) {
           <h3>${currency}</h3>
           <${NetFlow} currency=${currency} flow=${net[currency]} />
           <${CurrencyChart} currency=${currency} totals=${rows} />
-          <div class="table-scroll"><table class="totals">
+          <div class="table-scroll rows"><table class="totals cards">
             <thead>
               <tr>
                 <th>Kind</th>
@@ -559,12 +552,16 @@ function Summary({ summary, flows, error, loading }) {
               ${rows.map(
                 (r) =>
                   html`<tr key=${r.kind + r.status} data-testid="summary-row">
-                    <td>${humanise(r.kind)}</td>
-                    <td><${StatusBadge} status=${r.status} /></td>
-                    <td>${outcomeOf(r.status).label}</td>
-                    <td class="num">${r.count}</td>
-                    <td class="num">${formatMoney(r.amount, currency, r.amountDecimal)}</td>
-                    <td class="num">${formatMoney(r.fee, currency, r.feeDecimal, r.amountDecimal)}</td>
+                    <td data-label="Kind">${humanise(r.kind)}</td>
+                    <td data-label="Status"><${StatusBadge} status=${r.status} /></td>
+                    <td data-label="Outcome" class="wrap">${outcomeOf(r.status).label}</td>
+                    <td class="num" data-label="Count">${r.count}</td>
+                    <td class="num" data-label="Amount" data-testid="amount">
+                      ${formatMoney(r.amount, currency, r.amountDecimal)}
+                    </td>
+                    <td class="num" data-label="Fees" data-testid="amount">
+                      ${formatMoney(r.fee, currency, r.feeDecimal, r.amountDecimal)}
+                    </td>
                   </tr>`,
               )}
             </tbody>
@@ -587,8 +584,6 @@ function LedgerView({ api, onAuthError }) {
   const [download, setDownload] = useState({ busy: false, message: null, error: null });
   // The currencies of the whole ledger (for the currency select and the amounts' exponent).
   const [currencies, setCurrencies] = useState([]);
-  // Summaries of the same filters per direction, for the net in/out per currency.
-  const [flows, setFlows] = useState({ key: null, credit: null, debit: null });
 
   useEffect(() => {
     let live = true;
@@ -628,17 +623,6 @@ function LedgerView({ api, onAuthError }) {
       .summary(queryFilters(filters))
       .then((value) => live && setSummary({ key: summaryKey, value, error: null }))
       .catch((error) => live && !onAuthError(error) && setSummary({ key: summaryKey, value: null, error }));
-    return () => {
-      live = false;
-    };
-  }, [summaryKey]);
-
-  useEffect(() => {
-    let live = true;
-    const base = queryFilters(filters);
-    Promise.all([api.summary({ ...base, direction: 'credit' }), api.summary({ ...base, direction: 'debit' })])
-      .then(([credit, debit]) => live && setFlows({ key: summaryKey, credit, debit }))
-      .catch((error) => live && !onAuthError(error) && setFlows({ key: summaryKey, credit: null, debit: null }));
     return () => {
       live = false;
     };
@@ -726,35 +710,46 @@ function LedgerView({ api, onAuthError }) {
     </div>
     <${Summary}
       summary=${summary.value}
-      flows=${flows.key === summaryKey ? flows : null}
       error=${summary.error}
       loading=${summaryLoading}
     />
   </div>`;
 }
 
-/**
- * The views of the signed-in page, one tab each (the tab bar shows from two views on). A view is a
- * component taking `{ api, apiKey, onAuthError }`: `api` is financeApi(key) (api.js), `onAuthError(error)`
- * sends a refused key back to sign-in and returns true, else false.
- */
-/** Payout approvals and reconciliation reports (operations.js), one view. */
-function OperationsView({ apiKey }) {
+/** Payout approvals and reconciliation reports (operations.js), one view: each section only when the key may use it. */
+function OperationsView({ apiKey, scopes }) {
   return html`<div class="operations-view">
-    <${ApprovalQueue} apiKey=${apiKey} />
-    <${ReconciliationRuns} apiKey=${apiKey} />
+    ${scopes.includes('payouts:approve') && html`<${ApprovalQueue} apiKey=${apiKey} />`}
+    ${
+      scopes.includes('reconciliation:read') &&
+      html`<${ReconciliationRuns} apiKey=${apiKey} canStart=${scopes.includes('reconciliation:write')} />`
+    }
   </div>`;
 }
 
+/**
+ * The views of the signed-in page, one tab each (the tab bar shows from two views on), each shown
+ * only when `allowed(scopes)` holds for the key's scopes (GET /v1/api-keys/me): a finance key
+ * (transactions:read only) sees the ledger alone, not tabs that would answer 403. A view is a
+ * component taking `{ api, apiKey, scopes, onAuthError }`: `api` is financeApi(key) (api.js),
+ * `onAuthError(error)` sends a refused key back to sign-in and returns true, else false.
+ */
 const VIEWS = [
-  { id: 'ledger', label: 'Ledger', component: LedgerView },
-  { id: 'operations', label: 'Approvals and reports', component: OperationsView },
-  { id: 'audit', label: 'Audit trail', component: AuditTrail },
+  { id: 'ledger', label: 'Ledger', component: LedgerView, allowed: () => true },
+  {
+    id: 'operations',
+    label: 'Approvals and reports',
+    component: OperationsView,
+    allowed: (scopes) => scopes.includes('payouts:approve') || scopes.includes('reconciliation:read'),
+  },
+  { id: 'audit', label: 'Audit trail', component: AuditTrail, allowed: (scopes) => scopes.includes('audit:read') },
 ];
 
 function Dashboard({ apiKey, onSignOut }) {
   const api = useRef(financeApi(apiKey)).current;
   const [viewId, setViewId] = useState(VIEWS[0].id);
+  // The key's scopes; until they are known (or if they cannot be read), the ledger alone.
+  const [scopes, setScopes] = useState([]);
 
   /** A 401/403 while signed in: the key was revoked or changed; back to sign-in. */
   const onAuthError = useCallback(
@@ -768,16 +763,28 @@ function Dashboard({ apiKey, onSignOut }) {
     [onSignOut],
   );
 
-  const view = VIEWS.find((v) => v.id === viewId) ?? VIEWS[0];
+  useEffect(() => {
+    let live = true;
+    api
+      .me()
+      .then((me) => live && setScopes(Array.isArray(me.scopes) ? me.scopes : []))
+      .catch((error) => live && onAuthError(error));
+    return () => {
+      live = false;
+    };
+  }, [api]);
+
+  const views = VIEWS.filter((v) => v.allowed(scopes));
+  const view = views.find((v) => v.id === viewId) ?? views[0];
   return html`<div class="dashboard">
     <header class="top">
       <h1>Finance</h1>
       <button type="button" class="secondary" onClick=${() => onSignOut(null)} data-testid="sign-out">Sign out</button>
     </header>
     ${
-      VIEWS.length > 1 &&
+      views.length > 1 &&
       html`<nav class="tabs" role="tablist" aria-label="Views">
-        ${VIEWS.map(
+        ${views.map(
           (v) =>
             html`<button
               key=${v.id}
@@ -793,7 +800,7 @@ function Dashboard({ apiKey, onSignOut }) {
         )}
       </nav>`
     }
-    <${view.component} key=${view.id} api=${api} apiKey=${apiKey} onAuthError=${onAuthError} />
+    <${view.component} key=${view.id} api=${api} apiKey=${apiKey} scopes=${scopes} onAuthError=${onAuthError} />
   </div>`;
 }
 

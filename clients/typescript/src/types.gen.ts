@@ -105,6 +105,21 @@ export type UnsettledProblemDto = {
     settlesBy?: string;
 };
 
+export type ApiKeyIdentityDto = {
+    /**
+     * Id of the API client (the `actorId` of its moves and audit events).
+     */
+    id: string;
+    /**
+     * Name given to the client when its key was created.
+     */
+    name: string;
+    /**
+     * The scopes the key holds: what it may call (each route names the scope it needs).
+     */
+    scopes: Array<'customers:read' | 'customers:write' | 'collections:read' | 'collections:write' | 'beneficiaries:read' | 'beneficiaries:write' | 'payouts:read' | 'payouts:write' | 'payouts:approve' | 'swaps:write' | 'virtual-accounts:read' | 'virtual-accounts:write' | 'cards:read' | 'cards:write' | 'cards:reveal' | 'transactions:read' | 'transactions:resolve' | 'webhook-subscriptions:write' | 'audit:read' | 'reconciliation:read' | 'reconciliation:write'>;
+};
+
 export type AuditEventDto = {
     /**
      * Place in the chain (1, 2, 3, … without gaps).
@@ -240,6 +255,42 @@ export type TransactionTotalDto = {
     feeDecimal: string;
 };
 
+export type NetFlowDto = {
+    currency: string;
+    /**
+     * Money in, minor units: the amounts of succeeded credits (collections, card withdrawals…) plus the target amount of every succeeded swap into this currency (a swap's `counterAmount`).
+     */
+    moneyIn: string;
+    /**
+     * `moneyIn` in major units (decimal string).
+     */
+    moneyInDecimal: string;
+    /**
+     * Money out, minor units: the amounts of succeeded debits (payouts, swaps from this currency, card top-ups…).
+     */
+    moneyOut: string;
+    /**
+     * `moneyOut` in major units (decimal string).
+     */
+    moneyOutDecimal: string;
+    /**
+     * Fees of the succeeded transactions in this currency, minor units.
+     */
+    fees: string;
+    /**
+     * `fees` in major units (decimal string).
+     */
+    feesDecimal: string;
+    /**
+     * moneyIn − moneyOut − fees, minor units (negative when more went out).
+     */
+    net: string;
+    /**
+     * `net` in major units (decimal string, `-` when negative).
+     */
+    netDecimal: string;
+};
+
 export type TransactionSummaryDto = {
     /**
      * Start of the period (inclusive); null = no lower bound.
@@ -253,6 +304,10 @@ export type TransactionSummaryDto = {
      * Ordered by currency, kind, status.
      */
     totals: Array<TransactionTotalDto>;
+    /**
+     * Net per currency over the succeeded transactions of the same filters (money in − money out − fees; a swap's target amount is money in of its target currency, with `currency` matching that target currency and `direction` treating it as a credit). Ordered by currency; a currency with nothing succeeded is absent.
+     */
+    net: Array<NetFlowDto>;
 };
 
 /**
@@ -275,6 +330,14 @@ export type StatusChangeDto = {
      * The API client that moved it (manual moves; api moves under an Idempotency-Key), else null.
      */
     actorId: string | null;
+    /**
+     * A maker-checker decision on a payout (POST /v1/payouts/{id}/approve or /reject, the decider as `actorId`), else null.
+     */
+    decision: 'approved' | 'rejected';
+    /**
+     * Why it moved, when a reason was given: a decision's `reason` as the decider wrote it, an expiry's or a reconciliation's reason (e.g. `approval TTL lapsed (PAYOUT_APPROVAL_TTL)`); else null.
+     */
+    reason: string | null;
 };
 
 export type TransactionDetailDto = {
@@ -1274,6 +1337,32 @@ export type ReconciliationItemPageDto = {
     nextCursor: string | null;
     data: Array<ReconciliationItemDto>;
 };
+
+export type ApiKeysMeData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/api-keys/me';
+};
+
+export type ApiKeysMeErrors = {
+    /**
+     * Missing, unknown or revoked API key.
+     */
+    401: ProblemDto;
+    /**
+     * Rate limit of the API key exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+};
+
+export type ApiKeysMeError = ApiKeysMeErrors[keyof ApiKeysMeErrors];
+
+export type ApiKeysMeResponses = {
+    200: ApiKeyIdentityDto;
+};
+
+export type ApiKeysMeResponse = ApiKeysMeResponses[keyof ApiKeysMeResponses];
 
 export type AuditListData = {
     body?: never;
