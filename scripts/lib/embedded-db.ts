@@ -216,10 +216,11 @@ const KEEPER_SCRIPT = [
  * `stop()` stops it, to be called once the gateway has exited. The keeper stops the server when its
  * standard input ends: when `stop()` closes it, or when every process holding its write end, the
  * `lease` (the launcher, and the children it gives the lease to), has exited, however it died; so no
- * server is left running with nobody to stop it, and none stops under a child still running. A server still running in the
- * folder when this starts (an earlier start whose keeper was killed too) is stopped first.
+ * server is left running with nobody to stop it, and none stops under a child still running.
+ * A server already running in the folder (another start of the checkout) is left alone: refused.
  * The server's own log is `server.log` in the data folder.
- * @throws Error when the server does not start (the keeper's exit code and the log's path).
+ * @throws Error when a server runs in the folder already (its pid, how to stop it), or when the
+ *   server does not start (the keeper's exit code and the log's path).
  */
 export async function startDetachedDatabase(opts: { databaseDir: string; port: number }): Promise<DetachedDatabase> {
   const { databaseDir, port } = opts;
@@ -236,7 +237,12 @@ export async function startDetachedDatabase(opts: { databaseDir: string; port: n
   const logFile = path.join(databaseDir, 'server.log');
   const asUser = { ...user, cwd: os.tmpdir() };
   if (spawnSync(pgCtl, ['status', '-D', databaseDir], { ...asUser, stdio: 'ignore' }).status === 0) {
-    spawnSync(pgCtl, ['stop', '-w', '-m', 'fast', '-D', databaseDir], { ...asUser, stdio: 'ignore' });
+    // Another npm start of this checkout, most likely: its database is not ours to stop.
+    const pid = fs.readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0];
+    throw new Error(
+      `PostgreSQL already runs in ${databaseDir} (pid ${pid}): is another npm start of this checkout running? ` +
+        `Stop that one (Ctrl-C); if none runs, stop the server with: kill -INT ${pid}`,
+    );
   }
   const keeper = spawn('/bin/sh', ['-c', KEEPER_SCRIPT, pgCtl, databaseDir, String(port), logFile], {
     ...asUser,
