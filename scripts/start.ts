@@ -78,7 +78,7 @@ async function waitFor(url: string, child: ChildProcess, what: string, timeoutMs
 function run(args: string[], env: NodeJS.ProcessEnv, name: string, logFile: string): ChildProcess {
   const out = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, ['--require', ORPHAN_GUARD, ...args], {
-    env,
+    env: { ...env, NPM_START_LAUNCHER_PID: String(process.pid) },
     stdio: ['ignore', out, 'inherit', embedded?.lease ?? 'ignore'],
   });
   fs.closeSync(out);
@@ -121,6 +121,8 @@ async function shutdown(code: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  // The output gone (the terminal or the pipe reading it closed): stop everything, do not crash.
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => void shutdown(0));
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
       if (!stopping) log(`${signal}: stopping the gateway and the simulator, then the database`);
