@@ -188,7 +188,11 @@ async function main(): Promise<void> {
   const pii = developmentPiiKeys(); // personal data key ring, kept in .data/ (docs/operations.md)
   if (pii.created) log('made a development PII_ENCRYPTION_KEYS in .data/pii-encryption-keys');
 
-  if ((await build).code !== 0) throw new Error('tsc failed: the gateway did not compile');
+  const built = await build;
+  if (built.code !== 0) {
+    process.stdout.write(built.out); // tsc's diagnostics
+    throw new Error('tsc failed: the gateway did not compile');
+  }
   log('gateway compiled');
 
   const logFile = process.env.LOG_FILE ?? path.join(stateDir, 'gateway.log');
