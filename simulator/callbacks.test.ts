@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { signCallback } from './callbacks';
 import { cardUserBody, type TestSim, testSimulator } from './testing';
@@ -181,6 +182,24 @@ describe('simulator callbacks', () => {
       expect((await sim.admin('POST', `/payouts/${bad.id}/complete`)).body.transaction.status).toBe('FAILED');
       expect(sim.state.balance('USD') - before).toBe(11_300n + 113n); // amount + 1% fee back
       expect(receiver.events()).toEqual(['payout.transfer.success', 'payout.transfer.failed']);
+    });
+
+    it('admin complete finds a payout by its reference, or by the gateway id its reference carries', async () => {
+      // The gateway's payout `wg-payout-<its id without dashes>`: completed by the gateway's id.
+      const gatewayId = randomUUID();
+      const byGatewayId = await pendingPayout(10_000, { reference: `wg-payout-${gatewayId.replace(/-/g, '')}` });
+      const done = await sim.admin('POST', `/payouts/${gatewayId}/complete`, { status: 'success' });
+      expect(done.status).toBe(200);
+      expect(done.body.transaction).toMatchObject({ id: byGatewayId.id, status: 'SUCCESS' });
+      const byReference = await pendingPayout(10_000);
+      const failed = await sim.admin('POST', `/payouts/${encodeURIComponent(byReference.reference)}/complete`, {
+        status: 'failed',
+      });
+      expect(failed.body.transaction).toMatchObject({ id: byReference.id, status: 'FAILED' });
+      expect(receiver.events()).toEqual(['payout.transfer.success', 'payout.transfer.failed']);
+      // An id that names no payout (a UUID of no gateway payout here, or anything else) is still 404.
+      expect((await sim.admin('POST', `/payouts/${randomUUID()}/complete`)).status).toBe(404);
+      expect((await sim.admin('POST', '/payouts/nope/complete')).status).toBe(404);
     });
 
     it('payoutCompleteDelayMs completes finalized payouts by themselves (13 → failed, refunded)', async () => {

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { SCOPES } from '../src/auth/scopes';
 import { CARD_MOVES } from '../src/cards/card-state';
 import { TRANSITIONS } from '../src/transactions/transaction-state';
 
@@ -137,6 +138,39 @@ describe('README and docs/', () => {
     }
     expect(checked).toBeGreaterThan(docsPages.length);
     expect(broken).toEqual([]);
+  });
+
+  it('lists every API key scope in api.md', () => {
+    const section = fs
+      .readFileSync(path.join(DOCS, 'api.md'), 'utf8')
+      .split('## API keys and scopes')[1]
+      .split('\n## ')[0];
+    expect(SCOPES.filter((scope) => !section.includes(`\`${scope}\``))).toEqual([]);
+  });
+
+  it('documents every setting the simulator reads, its state file included', () => {
+    const read = new Set(fs.readFileSync(path.join(ROOT, 'simulator', 'main.ts'), 'utf8').match(/SIMULATOR_[A-Z_]+/g));
+    const simulatorDoc = fs.readFileSync(path.join(DOCS, 'simulator.md'), 'utf8');
+    expect([...read].filter((name) => !simulatorDoc.includes(`\`${name}\``))).toEqual([]);
+    // npm start keeps the simulator's state on disk: the page must not say it is only in memory.
+    expect(simulatorDoc).not.toMatch(/state in memory,/);
+  });
+
+  it('dates its reconciliation examples from the clock, so that they report something when copied', () => {
+    const fixed = markdownFiles.flatMap((file) =>
+      fs
+        .readFileSync(file, 'utf8')
+        .split('\n```')
+        .filter((block) => block.includes('/v1/reconciliation-runs') && /\d{4}-\d{2}-\d{2}/.test(block))
+        .map((block) => `${rel(file)}: ${block.slice(0, 80)}`),
+    );
+    expect(fixed).toEqual([]);
+  });
+
+  it('says how to set PAYOUT_APPROVAL_THRESHOLDS for npm start', () => {
+    const finance = fs.readFileSync(path.join(DOCS, 'finance.md'), 'utf8');
+    expect(finance).toMatch(/PAYOUT_APPROVAL_THRESHOLDS=\S+ npm start/);
+    expect(finance).toMatch(/`\.env`/);
   });
 });
 

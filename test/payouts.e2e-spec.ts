@@ -317,6 +317,13 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect((await ledgerRow(payout.id)).status).toBe('pending');
     });
 
+    it("is completed by the simulator's admin route given the gateway's payout id (its reference carries it)", async () => {
+      expect(payout.reference).toBe(`wg-payout-${payout.id.replace(/-/g, '')}`);
+      const done = await h.sim.admin('POST', `/payouts/${payout.id}/complete`, { status: 'success' });
+      expect(done.status).toBe(200);
+      expect(done.body.transaction).toMatchObject({ id: payout.providerId, status: 'SUCCESS' });
+    });
+
     it('answers 404 for an unknown payout', async () => {
       const res = await h.http().get('/v1/payouts/00000000-0000-4000-8000-000000000000').set(auth());
       expect(res.status).toBe(404);

@@ -1,15 +1,15 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Response } from 'supertest';
 import { ReadPool } from '../src/database/read-pool';
 import { renderOpenApi } from '../src/openapi';
 import { type Harness, SIMULATOR_API_KEY, startHarness } from './support/harness';
+import { testTmpPath } from './support/tmp';
 
 describe('platform (e2e): health, metrics, docs, limits, request ids', () => {
   let h: Harness;
   let key: string;
-  const logFile = path.join(os.tmpdir(), `wg-platform-${process.pid}.log`);
+  const logFile = testTmpPath(`wg-platform-${process.pid}.log`);
 
   beforeAll(async () => {
     h = await startHarness({

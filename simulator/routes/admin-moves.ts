@@ -3,11 +3,30 @@ import { outcomeOf } from '../callbacks';
 import { cardTransactionEvent, depositEvent } from '../events';
 import { badRequest, type Body, bodyOf, notFound, optString } from '../http';
 import { parseMinor } from '../money';
-import type { Card, CardTransaction } from '../state';
+import type { Card, CardTransaction, Payout, SimulatorState } from '../state';
 import { cardTransactionView, collectionTransactionView, payoutTransactionView } from '../views';
 import { addCardTransaction, cardById } from './cards';
 import { param, type RouteContext } from './context';
 import { completePayout, payoutOutcome } from './payouts';
+
+/** A gateway payout id: a UUID (the gateway's payout reference is `wg-payout-` + its 32 hex digits). */
+const GATEWAY_PAYOUT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The payout `id` names, whichever id the caller has: the simulator's own (what the gateway keeps as
+ * the payout's `providerId`), the `reference` the payout was initialized with, or the gateway's payout
+ * id (a UUID; the gateway initializes each payout with reference `wg-payout-<that id without dashes>`).
+ * Undefined when none matches.
+ */
+export function payoutByAnyId(state: SimulatorState, id: string): Payout | undefined {
+  const found = state.payouts.get(id);
+  if (found) return found;
+  const gatewayReference = GATEWAY_PAYOUT_ID.test(id) ? `wg-payout-${id.replace(/-/g, '').toLowerCase()}` : undefined;
+  for (const payout of state.payouts.values()) {
+    if (payout.reference === id || payout.reference === gatewayReference) return payout;
+  }
+  return undefined;
+}
 
 /** Why an admin decline is refused when the body names no reason. */
 export const DEFAULT_DECLINE_REASON = 'Insufficient funds';
@@ -41,9 +60,13 @@ export function adminMoveRoutes(app: FastifyInstance, ctx: RouteContext): void {
     return { transaction: collectionTransactionView(collection), callback };
   });
 
-  /** Completes a `pending` payout: success, or failed (the wallet is refunded amount + fee). */
+  /**
+   * Completes a `pending` payout: success, or failed (the wallet is refunded amount + fee). `:id` is
+   * the payout's id here (the gateway's `providerId`), its `reference`, or the gateway's own payout
+   * id (payoutByAnyId).
+   */
   app.post('/__admin/payouts/:id/complete', async (request) => {
-    const payout = state.payouts.get(param(request, 'id'));
+    const payout = payoutByAnyId(state, param(request, 'id'));
     if (!payout) throw notFound('Payout');
     const status = optString(bodyOf(request), 'status') ?? payoutOutcome(payout);
     if (status !== 'success' && status !== 'failed') throw badRequest('status must be success or failed');

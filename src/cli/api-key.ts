@@ -2,6 +2,7 @@
  * Manages gateway API keys (the key is printed once; only its SHA-256 is stored).
  *
  *   npm run api-key -- create --name NAME --scopes customers:read,customers:write   (or --scopes all)
+ *   npm run api-key -- create --name NAME --scopes all --replace   (revokes the active keys of that name first)
  *   npm run api-key -- list
  *   npm run api-key -- revoke --id UUID
  *
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
       scopes: { type: 'string' },
       id: { type: 'string' },
       json: { type: 'boolean' },
+      replace: { type: 'boolean' },
     },
   });
   const url =
@@ -55,7 +57,12 @@ async function main(): Promise<void> {
     switch (positionals[0]) {
       case 'create': {
         const name = values.name ?? fail('--name is required.');
-        const { client, key } = await createApiClient(prisma, name, parseScopes(values.scopes));
+        const scopes = parseScopes(values.scopes);
+        if (values.replace) {
+          const earlier = await prisma.apiClient.findMany({ where: { name, revokedAt: null }, select: { id: true } });
+          for (const { id } of earlier) await revokeApiClient(prisma, id);
+        }
+        const { client, key } = await createApiClient(prisma, name, scopes);
         if (values.json) process.stdout.write(`${JSON.stringify({ id: client.id, key, scopes: client.scopes })}\n`);
         else
           process.stdout.write(
@@ -79,7 +86,7 @@ async function main(): Promise<void> {
         break;
       }
       default:
-        fail('Usage: npm run api-key -- create --name NAME --scopes a:b,c:d | list | revoke --id UUID');
+        fail('Usage: npm run api-key -- create --name NAME --scopes a:b,c:d [--replace] | list | revoke --id UUID');
     }
   } finally {
     await prisma.$disconnect();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { auditedChangeRecorded, auditedChangeSql, recordAuditedChange } from '../audit/audit-chain';
@@ -82,14 +83,17 @@ export class PayoutsService {
   async create(input: CreatePayoutDto, clientId: string | null = null): Promise<PayoutDto> {
     const currency = input.sourceCurrency ?? 'USD';
     this.provider.checkAmountFits('initializePayout', BigInt(input.amount), currency);
+    // The row's id is chosen here so that the provider's reference carries it (newReference).
+    const id = randomUUID();
     const data = {
+      id,
       kind: 'payout' as const,
       direction: 'debit' as const,
       amount: BigInt(input.amount),
       currency,
       customerId: input.customerId,
       beneficiaryId: input.beneficiaryId,
-      reference: newReference('payout'),
+      reference: newReference('payout', id),
       description: input.description,
       createdBy: clientId,
     };

@@ -70,7 +70,8 @@ export class TransactionsController {
   })
   @ApiProduces('text/csv')
   @ApiOkResponse({
-    description: 'The CSV file (`content-disposition: attachment; filename="transactions-<iso>.csv"`).',
+    description:
+      'The CSV file (`content-disposition: attachment; filename="transactions-<UTC time>.csv"`, e.g. `transactions-20261128T002416Z.csv`: no colons, which Windows refuses in file names).',
     content: { 'text/csv': { schema: { type: 'string' } } },
   })
   @ApiValidationErrors()

@@ -199,6 +199,17 @@ export class TransactionsService {
     const body = pipeline(rows, toCsvRecords(), csvWriter(), coalesce(), () => {
       /* errors surface on `body` (the HTTP layer aborts the response); cleanup is the repository's */
     });
-    return { filename: `transactions-${new Date().toISOString()}.csv`, body };
+    return { filename: `transactions-${fileTimestamp(new Date())}.csv`, body };
   }
+}
+
+/**
+ * `at` as an ISO 8601 basic-format UTC time to the second, for file names: `20261128T002416Z`.
+ * The extended format (`2026-11-28T00:24:16.540Z`) has colons, which Windows refuses in a file name.
+ */
+export function fileTimestamp(at: Date): string {
+  return at
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
 }

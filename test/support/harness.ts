@@ -104,6 +104,10 @@ async function startGateway(
   env: Record<string, string> = {},
   port?: number,
 ): Promise<Harness> {
+  // `env` holds this harness's own settings: put back as they were on close, so that a later
+  // harness of the same test file does not inherit them (a LOG_FILE kept on would make the next
+  // gateway write, and re-create, a log file its test had already removed).
+  const overridden = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
   Object.assign(process.env, {
     NODE_ENV: 'test',
     DATABASE_URL: db.url,
@@ -134,6 +138,10 @@ async function startGateway(
       await app.close();
       await sim.close();
       await db.drop();
+      for (const [name, value] of Object.entries(overridden)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
     },
   };
 }

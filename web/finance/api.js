@@ -72,7 +72,8 @@ export function financeApi(key) {
     /** GET /v1/transactions/export: the CSV as a Blob and the file name the gateway gave it. */
     exportCsv: async (filters) => {
       const response = await call('/v1/transactions/export', filters, 'text/csv');
-      const fallback = `transactions-${new Date().toISOString()}.csv`;
+      // As the gateway names it (no colons: Windows refuses them), e.g. transactions-20261128T002416Z.csv.
+      const fallback = `transactions-${new Date().toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '')}.csv`;
       return {
         blob: await response.blob(),
         filename: attachmentName(response.headers.get('content-disposition'), fallback),

@@ -1682,7 +1682,7 @@ export type TransactionsExportError = TransactionsExportErrors[keyof Transaction
 
 export type TransactionsExportResponses = {
     /**
-     * The CSV file (`content-disposition: attachment; filename="transactions-<iso>.csv"`).
+     * The CSV file (`content-disposition: attachment; filename="transactions-<UTC time>.csv"`, e.g. `transactions-20261128T002416Z.csv`: no colons, which Windows refuses in file names).
      */
     200: string;
 };
