@@ -140,9 +140,9 @@ describe('README and docs/', () => {
     expect(broken).toEqual([]);
   });
 
-  it('lists every API key scope in api.md', () => {
+  it('lists every API key scope in docs/api.md', () => {
     const section = fs
-      .readFileSync(path.join(DOCS, 'api.md'), 'utf8')
+      .readFileSync(path.join(ROOT, 'docs/api.md'), 'utf8')
       .split('## API keys and scopes')[1]
       .split('\n## ')[0];
     expect(SCOPES.filter((scope) => !section.includes(`\`${scope}\``))).toEqual([]);
@@ -150,7 +150,7 @@ describe('README and docs/', () => {
 
   it('documents every setting the simulator reads, its state file included', () => {
     const read = new Set(fs.readFileSync(path.join(ROOT, 'simulator', 'main.ts'), 'utf8').match(/SIMULATOR_[A-Z_]+/g));
-    const simulatorDoc = fs.readFileSync(path.join(DOCS, 'simulator.md'), 'utf8');
+    const simulatorDoc = fs.readFileSync(path.join(ROOT, 'docs/simulator.md'), 'utf8');
     expect([...read].filter((name) => !simulatorDoc.includes(`\`${name}\``))).toEqual([]);
     // npm start keeps the simulator's state on disk: the page must not say it is only in memory.
     expect(simulatorDoc).not.toMatch(/state in memory,/);
@@ -168,7 +168,7 @@ describe('README and docs/', () => {
   });
 
   it('says how to set PAYOUT_APPROVAL_THRESHOLDS for npm start', () => {
-    const finance = fs.readFileSync(path.join(DOCS, 'finance.md'), 'utf8');
+    const finance = fs.readFileSync(path.join(ROOT, 'docs/finance.md'), 'utf8');
     expect(finance).toMatch(/PAYOUT_APPROVAL_THRESHOLDS=\S+ npm start/);
     expect(finance).toMatch(/`\.env`/);
   });
