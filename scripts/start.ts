@@ -4,7 +4,8 @@
  *  2. migrations (prisma migrate deploy);
  *  3. the provider simulator on SIMULATOR_PORT (default 4010), unless PROVIDER_BASE_URL is set;
  *  4. the gateway (compiled with tsc, run as `node dist/main.js`) on PORT (default 3000);
- *  5. a demo API key with every scope, printed last with the URLs.
+ *  5. a demo API key with every scope, printed last with the URLs;
+ *  6. unless OIDC_ISSUER is set, the local OpenID provider (idp/, IDP_PORT default 4020) with demo people.
  * The gateway logs to a file (LOG_FILE, default `gateway.log` in the checkout's state folder,
  * src/cli/local-state.ts), the simulator to `simulator.log` there; the simulator keeps its records
  * in `simulator-state.json` there, across restarts. The embedded database's URL is written to
@@ -24,6 +25,7 @@ import { DEMO_SCOPES } from '../src/auth/scopes';
 import { localStateDir } from '../src/cli/local-state';
 import { createPgAdapter } from '../src/database/prisma.service';
 import { PrismaClient } from '../src/generated/prisma/client';
+import { startDevIdentityProvider } from './lib/dev-idp';
 import { developmentPiiKeys } from './lib/dev-pii-key';
 import { type EmbeddedDatabase, startEmbeddedDatabase, withDatabase } from './lib/embedded-db';
 import { migrateDatabase } from './lib/migrate';
@@ -130,6 +132,7 @@ async function main(): Promise<void> {
     log(`provider simulator on ${providerBaseUrl}`);
   }
 
+  const signIn = await startDevIdentityProvider(`http://127.0.0.1:${port}`); // local OpenID provider (idp/)
   const pii = developmentPiiKeys(); // personal data key ring, kept in .data/ (docs/operations.md)
   if (pii.created) log('made a development PII_ENCRYPTION_KEYS in .data/pii-encryption-keys');
 
@@ -184,6 +187,7 @@ async function main(): Promise<void> {
       `    ${key}`,
       '',
       `  Try: curl -s -H "Authorization: Bearer ${key}" ${url}/v1/customers`,
+      ...signIn,
       '  Ctrl-C stops everything. Another key: npm run api-key -- create --name NAME --scopes all',
       '',
     ].join('\n'),

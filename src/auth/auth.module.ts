@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { AppUserAuth } from './access-token.verifier';
 import { ApiClientsRepository } from './api-clients.repository';
 import { RouteScopesCheck } from './route-scopes.check';
 
@@ -10,7 +11,7 @@ import { RouteScopesCheck } from './route-scopes.check';
 @Global()
 @Module({
   imports: [DiscoveryModule],
-  providers: [ApiClientsRepository, RouteScopesCheck],
-  exports: [ApiClientsRepository],
+  providers: [ApiClientsRepository, RouteScopesCheck, AppUserAuth],
+  exports: [ApiClientsRepository, AppUserAuth],
 })
 export class AuthModule {}
