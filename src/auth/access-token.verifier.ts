@@ -184,7 +184,7 @@ export class AccessTokenVerifier {
     if (now - this.fetchedAt > JWKS_MAX_AGE_MS && now - this.lastAttemptAt >= UNKNOWN_KID_REFETCH_MS) {
       void this.refresh().catch(() => undefined); // stale: refresh for later requests; this one uses what is cached
     }
-    if (this.hasKey(this.keys, header)) return this.keys;
+    if (await this.hasKey(this.keys, header)) return this.keys;
     if (now - this.lastAttemptAt >= UNKNOWN_KID_REFETCH_MS || this.inFlight) {
       await this.refresh().catch(() => undefined); // down: the cached keys stay
     }
@@ -192,9 +192,12 @@ export class AccessTokenVerifier {
   }
 
   /** Whether `keys` holds a key for `header` (jose's own matching by kid, alg and kty). */
-  private hasKey(keys: ReturnType<typeof createLocalJWKSet>, header: ProtectedHeaderParameters): boolean {
+  private async hasKey(
+    keys: ReturnType<typeof createLocalJWKSet>,
+    header: ProtectedHeaderParameters,
+  ): Promise<boolean> {
     try {
-      void keys(header);
+      await keys(header);
       return true;
     } catch {
       return false;
