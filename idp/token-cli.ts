@@ -4,8 +4,7 @@
  * access token for the gateway (OIDC_AUDIENCE) on stdout.
  */
 import { parseArgs } from 'node:util';
-import { DEFAULT_AUDIENCE, DEFAULT_IDP_PORT } from './dev';
-import { DEMO_PEOPLE } from './provider';
+import { DEFAULT_AUDIENCE, DEFAULT_IDP_PORT, DEMO_PEOPLE } from './demo';
 import { getDemoToken } from './token';
 
 const { positionals, values } = parseArgs({

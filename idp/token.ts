@@ -5,7 +5,7 @@
  * Nothing here mints a token: the provider issues it at its token endpoint.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { DEMO_CLIENT_ID, DEMO_PASSWORD, DEMO_REDIRECT_URI } from './provider';
+import { DEMO_CLIENT_ID, DEMO_PASSWORD, DEMO_REDIRECT_URI } from './demo';
 
 export interface DemoTokenOptions {
   /** Default DEMO_PASSWORD. */
