@@ -125,8 +125,6 @@ export class AccessTokenVerifier {
   private fetchedAt = 0;
   private lastAttemptAt = -Infinity;
   private inFlight: Promise<void> | undefined;
-  /** JWKS fetches made (discovery not counted), for metrics and tests. */
-  jwksFetches = 0;
 
   constructor(options: VerifierOptions) {
     this.issuer = options.issuer;
@@ -221,7 +219,6 @@ export class AccessTokenVerifier {
       }
       this.jwksUri = discovery.jwks_uri;
     }
-    this.jwksFetches += 1;
     const jwks = await this.getJson(this.jwksUri);
     if (!Array.isArray(jwks.keys)) throw new Error('JWKS has no keys array');
     // Only public asymmetric keys are kept: a symmetric ("oct") key in a JWKS would be public knowledge.
