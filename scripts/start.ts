@@ -5,10 +5,12 @@
  *  3. the provider simulator on SIMULATOR_PORT (default 4010), unless PROVIDER_BASE_URL is set;
  *  4. the gateway (compiled with `tsc -b`, incremental, while 1–3 run; run as `node dist/main.js`)
  *     on PORT (default 3000);
- *  5. a demo API key with every scope (`dist/cli/api-key.js create --replace`), printed last with the URLs.
+ *  5. unless OIDC_ISSUER is set, the local OpenID provider (idp/, IDP_PORT default 4020) with demo
+ *     people, a child of its own as the simulator is (docs/auth.md);
+ *  6. a demo API key with every scope (`dist/cli/api-key.js create --replace`), printed last with the URLs.
  * The settings come from the environment and `.env` (dotenv), as the gateway's do.
  *
- * This launcher and the simulator are compiled ahead (tsconfig.launcher.json: package.json's start
+ * This launcher, the simulator and the local OpenID provider are compiled ahead (tsconfig.launcher.json: package.json's start
  * script runs `tsc -b` on it first) and run as plain `node`: neither holds the TypeScript toolchain,
  * nor Prisma; the launcher itself only waits for its children.
  *
@@ -33,6 +35,8 @@ import 'dotenv/config';
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { devIdpBanner } from '../idp/banner';
+import { ACR_MFA, DEFAULT_AUDIENCE, DEFAULT_IDP_PORT } from '../idp/demo';
 import { localDatabaseDir, localStateDir } from '../src/cli/local-state';
 import { developmentPiiKeys } from './lib/dev-pii-key';
 import { type DetachedDatabase, startDetachedDatabase, withDatabase } from './lib/embedded-db';
@@ -41,6 +45,8 @@ import { migrateDatabase } from './lib/migrate';
 const DEMO_CLIENT_NAME = 'demo (npm start)';
 /** Where tsconfig.launcher.json puts the compiled simulator. */
 const SIMULATOR_MAIN = path.join(__dirname, '..', 'simulator', 'main.js');
+/** Where tsconfig.launcher.json puts the compiled local OpenID provider (idp/main.ts). */
+const IDP_MAIN = path.join(__dirname, '..', 'idp', 'main.js');
 /** scripts/lib/orphan-guard.ts, compiled beside this file. */
 const ORPHAN_GUARD = path.join(__dirname, 'lib', 'orphan-guard.js');
 const children: ChildProcess[] = [];
@@ -101,6 +107,31 @@ function runToEnd(args: string[], env: NodeJS.ProcessEnv = process.env): Promise
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, out }));
   });
+}
+
+/**
+ * Sign-in for people (DEVELOPMENT ONLY): unless OIDC_ISSUER is set, starts the local OpenID provider
+ * (idp/) as a child, as the simulator is, and points the gateway at it through process.env
+ * (OIDC_ISSUER, OIDC_AUDIENCE and STEP_UP_ACR_VALUES = its strong sign-in's acr, each only when
+ * unset), which the gateway's process inherits. Answers the banner's lines on how to get a token.
+ */
+async function startIdentityProvider(gatewayUrl: string): Promise<string[]> {
+  if (process.env.OIDC_ISSUER)
+    return [`  Sign-in:  ${process.env.OIDC_ISSUER} (OIDC_ISSUER; no local provider started)`];
+  const idpPort = Number(process.env.IDP_PORT ?? DEFAULT_IDP_PORT);
+  const issuer = `http://127.0.0.1:${idpPort}`;
+  process.env.OIDC_AUDIENCE ??= DEFAULT_AUDIENCE;
+  const idp = run(
+    [IDP_MAIN],
+    { ...process.env, IDP_PORT: String(idpPort) },
+    'identity provider',
+    path.join(stateDir, 'idp.log'),
+  );
+  await waitFor(`${issuer}/.well-known/openid-configuration`, idp, 'identity provider');
+  log(`local OpenID provider on ${issuer}`);
+  process.env.OIDC_ISSUER = issuer;
+  process.env.STEP_UP_ACR_VALUES ??= ACR_MFA;
+  return devIdpBanner(issuer, gatewayUrl);
 }
 
 let stopping = false;
@@ -185,6 +216,7 @@ async function main(): Promise<void> {
     log(`provider simulator on ${providerBaseUrl}`);
   }
 
+  const signIn = await startIdentityProvider(`http://127.0.0.1:${port}`);
   const pii = developmentPiiKeys(); // personal data key ring, kept in .data/ (docs/operations.md)
   if (pii.created) log('made a development PII_ENCRYPTION_KEYS in .data/pii-encryption-keys');
 
@@ -237,6 +269,7 @@ async function main(): Promise<void> {
       `    ${key}`,
       '',
       `  Try: curl -s -H "Authorization: Bearer ${key}" ${url}/v1/customers`,
+      ...signIn,
       '  Ctrl-C stops everything. Another key: npm run api-key -- create --name NAME --scopes all',
       '',
     ].join('\n'),

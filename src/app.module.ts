@@ -55,7 +55,13 @@ export class AppModule {
           useFactory: (config: ConfigService<Env, true>, storage: RateLimitStorage) => ({
             throttlers: [{ name: 'default', ttl: 60_000, limit: config.get('RATE_LIMIT_PER_MINUTE', { infer: true }) }],
             // One budget per API key across all routes (unauthenticated routes fall back to the IP).
-            getTracker: (req: { apiClient?: { id: string }; ip?: unknown }) => req.apiClient?.id ?? String(req.ip),
+            // A person (access token) has their own budget, by issuer and subject.
+            getTracker: (req: {
+              apiClient?: { id: string };
+              appUser?: { issuer: string; subject: string };
+              ip?: unknown;
+            }) =>
+              req.apiClient?.id ?? (req.appUser ? `user:${req.appUser.issuer}#${req.appUser.subject}` : String(req.ip)),
             generateKey: (_ctx, tracker, name) => `${name}:${tracker}`,
             // Redis with REDIS_URL (shared by every instance), else memory (common/rate-limit).
             storage,

@@ -73,3 +73,30 @@ describe('validateEnv: shutdown and connection budget', () => {
     expect(() => validateEnv({ ...valid, FINANCE_POOL_SIZE: '0' })).toThrow(/FINANCE_POOL_SIZE is malformed/);
   });
 });
+
+describe('validateEnv: people (OIDC) and step-up', () => {
+  it('leaves people off by default, with a 300 s step-up window and no strong acr', () => {
+    expect(validateEnv(valid)).toMatchObject({ OIDC_ISSUER: undefined, STEP_UP_MAX_AGE: 300, STEP_UP_ACR_VALUES: '' });
+  });
+
+  it('takes OIDC_ISSUER and OIDC_AUDIENCE together, never one alone', () => {
+    const both = { OIDC_ISSUER: 'https://login.example.com/realms/wallet', OIDC_AUDIENCE: 'urn:wallet-gateway:api' };
+    expect(validateEnv({ ...valid, ...both })).toMatchObject(both);
+    expect(() => validateEnv({ ...valid, OIDC_ISSUER: both.OIDC_ISSUER })).toThrow(/set together/);
+    expect(() => validateEnv({ ...valid, OIDC_AUDIENCE: both.OIDC_AUDIENCE })).toThrow(/set together/);
+    expect(() => validateEnv({ ...valid, ...both, OIDC_ISSUER: 'login.example.com' })).toThrow(
+      /OIDC_ISSUER is malformed/,
+    );
+  });
+
+  it('refuses a malformed step-up setting', () => {
+    expect(validateEnv({ ...valid, STEP_UP_ACR_VALUES: 'urn:a,urn:b', STEP_UP_MAX_AGE: '60' })).toMatchObject({
+      STEP_UP_ACR_VALUES: 'urn:a,urn:b',
+      STEP_UP_MAX_AGE: 60,
+    });
+    expect(() => validateEnv({ ...valid, STEP_UP_MAX_AGE: '-1' })).toThrow(/STEP_UP_MAX_AGE is malformed/);
+    expect(() => validateEnv({ ...valid, STEP_UP_ACR_VALUES: 'urn:a, urn:b' })).toThrow(
+      /STEP_UP_ACR_VALUES is malformed/,
+    );
+  });
+});

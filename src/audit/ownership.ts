@@ -19,7 +19,7 @@ export function creatorId(): string | null {
 /** The client the current request is restricted to under OWNERSHIP=client, or undefined (no restriction). */
 export function ownerRestriction(): string | undefined {
   const context = currentRequestContext();
-  return context?.ownerOnly ? context.actor?.id : undefined;
+  return context?.ownerOnly ? (context.actor?.id ?? undefined) : undefined;
 }
 
 /** Whether the current request may see a row created by `createdBy` (always true without the rule). */

@@ -4,17 +4,26 @@ import { Reflector } from '@nestjs/core';
 import { DomainError, ErrorCode } from '../common/errors';
 import { currentRequestContext } from '../common/request-context';
 import type { Env } from '../config/env';
+import { type AppUser, AppUserAuth, type AccessTokenVerifier } from './access-token.verifier';
 import { ApiClientsRepository } from './api-clients.repository';
-import { hashApiKey } from './api-key';
-import { AuthenticatedClient, PUBLIC_ROUTE, REQUIRED_SCOPES } from './auth.decorators';
+import { API_KEY_PREFIX, hashApiKey } from './api-key';
+import { AuthenticatedClient, PUBLIC_ROUTE, REQUIRED_SCOPES, USER_ROUTE } from './auth.decorators';
 
 /** How long a verified key is trusted without another database read. Revocation takes at most this long. */
 export const KEY_CACHE_TTL_MS = 5_000;
 
-/** What a route declares to the guard: `@Public()`, and the scopes of `@RequireScopes` (undefined: none declared). */
+/** What a route declares to the guard: `@Public()`, the scopes of `@RequireScopes` (undefined: none declared), `@ForUsers`. */
 interface RouteAuth {
   isPublic: boolean;
   required: string[] | undefined;
+  forUsers: boolean;
+}
+
+/** The request as the guard sees it and leaves it: its headers, then who it acts for. */
+interface GuardedRequest {
+  headers: Record<string, unknown>;
+  apiClient?: AuthenticatedClient;
+  appUser?: AppUser;
 }
 
 /**
@@ -22,6 +31,11 @@ interface RouteAuth {
  * Missing, unknown or revoked key → 401 `unauthorized`; a scope from `@RequireScopes` missing → 403 `forbidden`;
  * a route with neither `@Public()` nor `@RequireScopes(...)` → 403 for every key. A request let
  * through carries its client on the request context (`actor`, and `ownerOnly` under OWNERSHIP=client).
+ *
+ * With OIDC_ISSUER set, a bearer value that is not an API key (no `wgk_` prefix) is read as a
+ * person's access token (docs/auth.md): refused → 401 `invalid_token`; keys not fetchable → 503;
+ * on a route without `@ForUsers` → 403 `user_not_allowed_here`; a scope missing → 403 `forbidden`.
+ * API keys on `@ForUsers` routes → 403 `forbidden`. API keys are otherwise checked exactly as before.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -38,9 +52,14 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly clients: ApiClientsRepository,
     config: ConfigService<Env, true>,
+    users: AppUserAuth,
   ) {
     this.ownerOnly = config.get('OWNERSHIP', { infer: true }) === 'client';
+    this.verifier = users.verifier;
   }
+
+  /** Verifies people's access tokens; null without OIDC_ISSUER. */
+  private readonly verifier: AccessTokenVerifier | null;
 
   /**
    * Lets the request through (true) or throws (see the class comment). Synchronous when the key was
@@ -49,10 +68,26 @@ export class ApiKeyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const route = this.routeOf(context);
     if (route.isPublic) return true;
-    const request = context
-      .switchToHttp()
-      .getRequest<{ headers: Record<string, unknown>; apiClient?: AuthenticatedClient }>();
-    const known = this.authenticate(request.headers.authorization);
+    const request = context.switchToHttp().getRequest<GuardedRequest>();
+    const header = request.headers.authorization;
+    if (this.verifier && typeof header === 'string') {
+      const token = /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+      if (token && !token.startsWith(API_KEY_PREFIX)) {
+        return this.verifier.verify(token).then((user) => this.admitUser(request, route, user));
+      }
+    }
+    if (route.forUsers) {
+      // An API key is no person: the route answers for the signed-in person only.
+      const client = this.authenticate(header);
+      const refuse = (): never => {
+        throw new DomainError(
+          ErrorCode.Forbidden,
+          'This route is for signed-in people (an access token), not API keys.',
+        );
+      };
+      return client instanceof Promise ? client.then(refuse) : refuse();
+    }
+    const known = this.authenticate(header);
     if (known instanceof Promise) return known.then((client) => this.admit(request, route.required, client));
     return this.admit(request, route.required, known);
   }
@@ -66,6 +101,7 @@ export class ApiKeyGuard implements CanActivate {
       route = {
         isPublic: this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets) === true,
         required: this.reflector.getAllAndOverride<string[] | undefined>(REQUIRED_SCOPES, targets),
+        forUsers: this.reflector.getAllAndOverride<boolean>(USER_ROUTE, targets) === true,
       };
       this.routes.set(handler, route);
     }
@@ -99,6 +135,33 @@ export class ApiKeyGuard implements CanActivate {
       // The checker of maker-checker approves other clients' payouts, so a key holding
       // payouts:approve (a finance role) is not restricted by the rule (docs/api.md "Who sees what").
       store.ownerOnly = this.ownerOnly && !client.scopes.includes('payouts:approve');
+    }
+    return true;
+  }
+
+  /**
+   * Lets a person's verified token through on a `@ForUsers` route holding its scopes, and records
+   * who the request acts for (the audit trail names the person: no API client id).
+   * @throws DomainError `user_not_allowed_here` (403) on any other route; `forbidden` (403) for a missing scope.
+   */
+  private admitUser(request: GuardedRequest, route: RouteAuth, user: AppUser): boolean {
+    if (!route.forUsers) {
+      throw new DomainError(
+        ErrorCode.UserNotAllowedHere,
+        'Signed-in people may call only /v1/me routes for now; this route takes an API key.',
+      );
+    }
+    const missing = (route.required ?? []).filter((scope) => !user.scopes.includes(scope));
+    if (missing.length > 0) {
+      throw new DomainError(ErrorCode.Forbidden, `The access token lacks the scope ${missing.join(', ')}.`, {
+        missingScopes: missing,
+      });
+    }
+    request.appUser = user;
+    const store = currentRequestContext();
+    if (store) {
+      store.actor = { id: null, name: `user ${user.subject} at ${user.issuer}` };
+      store.ownerOnly = false;
     }
     return true;
   }

@@ -5,6 +5,8 @@ import type { Scope } from './scopes';
 
 export const PUBLIC_ROUTE = 'auth:public';
 export const REQUIRED_SCOPES = 'auth:scopes';
+/** Marks a route for signed-in people (an access token), and only them. */
+export const USER_ROUTE = 'auth:user-route';
 
 /** The authenticated caller, attached to the request by `ApiKeyGuard`. */
 export interface AuthenticatedClient {
@@ -39,6 +41,25 @@ export const RequireKey = () =>
     ApiBearerAuth(),
     ApiProblem(401, 'Missing, unknown or revoked API key.'),
     ApiProblem(429, 'Rate limit of the API key exceeded (see Retry-After).'),
+  );
+
+/**
+ * A route for signed-in people only: a verified access token (docs/auth.md) whose scopes, cut down
+ * to the customer scopes, hold every listed scope. An API key answers 403 `forbidden` here; a
+ * person's token answers 403 `user_not_allowed_here` on every route without this decorator.
+ */
+export const ForUsers = (...scopes: Scope[]) =>
+  applyDecorators(
+    SetMetadata(REQUIRED_SCOPES, scopes),
+    SetMetadata(USER_ROUTE, true),
+    ApiBearerAuth(),
+    ApiProblem(
+      401,
+      'Missing or refused access token (`invalid_token`, with `WWW-Authenticate: Bearer error="invalid_token"`).',
+    ),
+    ApiProblem(403, `An API key (people only), or the token lacks scope ${scopes.join(', ')}.`),
+    ApiProblem(429, 'Rate limit of the person exceeded (see Retry-After).'),
+    ApiProblem(503, "identity_provider_unavailable: the provider's keys cannot be fetched and none are cached."),
   );
 
 /** Injects the authenticated client into a controller method. */

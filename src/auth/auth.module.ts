@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { AppUserAuth } from './access-token.verifier';
 import { ApiClientsRepository } from './api-clients.repository';
 import { ApiKeysController } from './api-keys.controller';
 import { RouteScopesCheck } from './route-scopes.check';
@@ -13,7 +14,7 @@ import { RouteScopesCheck } from './route-scopes.check';
 @Module({
   imports: [DiscoveryModule],
   controllers: [ApiKeysController],
-  providers: [ApiClientsRepository, RouteScopesCheck],
-  exports: [ApiClientsRepository],
+  providers: [ApiClientsRepository, RouteScopesCheck, AppUserAuth],
+  exports: [ApiClientsRepository, AppUserAuth],
 })
 export class AuthModule {}

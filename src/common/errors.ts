@@ -38,6 +38,16 @@ export enum ErrorCode {
   ReconciliationRunInProgress = 'reconciliation_run_in_progress',
   /** The instance is closing (rolling deploy): retry, another instance answers. */
   ShuttingDown = 'shutting_down',
+  /** A bearer access token refused: bad signature, issuer, audience, lifetime, algorithm or key (RFC 6750 `invalid_token`). */
+  InvalidToken = 'invalid_token',
+  /** A person's access token on a route people may not call yet (only /v1/me is open to them). */
+  UserNotAllowedHere = 'user_not_allowed_here',
+  /** The route needs a recent or strong sign-in (RFC 9470 `insufficient_user_authentication`). */
+  StepUpRequired = 'step_up_required',
+  /** The token's email is not verified by the provider (`email_verified` is not true). */
+  EmailNotVerified = 'email_not_verified',
+  /** The OpenID provider's keys cannot be fetched and none are cached: tokens cannot be checked now. */
+  IdentityProviderUnavailable = 'identity_provider_unavailable',
 }
 
 /**
@@ -71,6 +81,11 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> =
   [ErrorCode.ShuttingDown]: { status: 503, title: 'Service shutting down' },
   [ErrorCode.ProviderRetryLater]: { status: 503, title: 'Provider unavailable for now, retry later' },
   [ErrorCode.ProviderAmountMismatch]: { status: 502, title: 'Provider answered another amount than was asked' },
+  [ErrorCode.InvalidToken]: { status: 401, title: 'Invalid access token' },
+  [ErrorCode.UserNotAllowedHere]: { status: 403, title: 'Not open to signed-in people yet' },
+  [ErrorCode.StepUpRequired]: { status: 401, title: 'A recent or stronger sign-in is required' },
+  [ErrorCode.EmailNotVerified]: { status: 403, title: 'Email not verified' },
+  [ErrorCode.IdentityProviderUnavailable]: { status: 503, title: 'Identity provider unavailable' },
 };
 
 /** HTTP status for each code (from ERROR_CODES). */
@@ -100,6 +115,27 @@ export class DomainError extends Error {
   get status(): number {
     return HTTP_STATUS_BY_CODE[this.code];
   }
+}
+
+/**
+ * A refusal that carries an RFC 6750 / RFC 9470 challenge: answered with `WWW-Authenticate: <challenge>`
+ * beside the problem body (ProblemDetailsFilter).
+ */
+export class BearerChallengeError extends DomainError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    /** The WWW-Authenticate value, e.g. `Bearer error="invalid_token", error_description="…"`. */
+    readonly challenge: string,
+    extensions: Record<string, unknown> = {},
+  ) {
+    super(code, message, extensions);
+  }
+}
+
+/** Quotes `value` for an auth-param of a WWW-Authenticate header (RFC 9110 quoted-string). */
+export function quoteAuthParam(value: string): string {
+  return `"${value.replace(/[\\"]/g, '\\$&').replace(/[^\x20-\x7e]/g, '?')}"`;
 }
 
 /** 400 `validation_failed` with the failing fields. */

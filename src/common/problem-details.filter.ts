@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ERROR_CODES, ErrorCode, HTTP_STATUS_BY_CODE } from './errors';
+import { BearerChallengeError, DomainError, ERROR_CODES, ErrorCode, HTTP_STATUS_BY_CODE } from './errors';
 
 /** An RFC 9457 problem body with the gateway's stable `code`. */
 export interface ProblemDetails {
@@ -89,6 +89,8 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
   }
   // A problem saying when to come back (`retryAfter`, seconds: provider_retry_later) says it in the header too.
   if (typeof problem.retryAfter === 'number') void reply.header('retry-after', String(problem.retryAfter));
+  // A refused bearer token says why in the RFC 6750 / RFC 9470 challenge too.
+  if (error instanceof BearerChallengeError) void reply.header('www-authenticate', error.challenge);
   void reply.status(problem.status).header('content-type', 'application/problem+json; charset=utf-8').send(problem);
 }
 

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { pinoStorage } from '../logging';
 
-/** The API client a request acts for, as the audit trail names it. */
+/** Who a request acts for, as the audit trail names it: an API client (its id), or a person (id null, named). */
 export interface AuditActor {
-  id: string;
+  id: string | null;
   name: string;
 }
 

@@ -443,6 +443,37 @@ export class Env {
   @IsOptional()
   @IsString()
   LOG_FILE?: string;
+
+  /**
+   * App users (docs/auth.md): the OpenID provider whose access tokens the gateway accepts beside
+   * API keys, e.g. https://login.example.com/realms/wallet. Its keys are found through
+   * `<OIDC_ISSUER>/.well-known/openid-configuration`. Unset: API keys only. Needs OIDC_AUDIENCE.
+   */
+  @IsOptional()
+  @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
+  OIDC_ISSUER?: string;
+
+  /** The audience (`aud`) an access token must name to be accepted here (the gateway's resource identifier). */
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  OIDC_AUDIENCE?: string;
+
+  /**
+   * Step-up (RFC 9470): a route that moves money accepts a person's token signed in at most this many
+   * seconds ago (`auth_time`), unless its `acr` is one of STEP_UP_ACR_VALUES. Default 300.
+   */
+  @NumberOr(300)
+  @IsInt()
+  @Min(0)
+  @Max(86400)
+  STEP_UP_MAX_AGE = 300;
+
+  /** Step-up: `acr` values that count as a strong sign-in whatever its age, comma separated (default: none). */
+  @TextOr('')
+  @IsString()
+  @Matches(/^[^\s",]*(,[^\s",]+)*$/, { message: 'STEP_UP_ACR_VALUES must be acr values separated by commas' })
+  STEP_UP_ACR_VALUES = '';
 }
 
 /**
@@ -477,6 +508,9 @@ export function validateEnv(given: Record<string, unknown>): Env {
     throw new Error(
       'Invalid environment:\n  OUTBOUND_ALLOW_PRIVATE is refused in production: outbound webhooks must not reach private addresses.',
     );
+  }
+  if (Boolean(env.OIDC_ISSUER) !== Boolean(env.OIDC_AUDIENCE)) {
+    throw new Error('Invalid environment:\n  OIDC_ISSUER and OIDC_AUDIENCE are set together or not at all.');
   }
   try {
     parseApprovalThresholds(env.PAYOUT_APPROVAL_THRESHOLDS);

@@ -39,6 +39,38 @@ export class CreateCustomerDto {
   countryCode: string;
 }
 
+/**
+ * Body of POST /v1/me/customer: the signed-in person's details; the email is not sent, it comes
+ * from the access token's verified `email` claim.
+ */
+export class CreateMyCustomerDto {
+  @ApiProperty({ example: 'Ada', maxLength: 100 })
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  firstName: string;
+
+  @ApiProperty({ example: 'Obi', maxLength: 100 })
+  @Transform(trim)
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(100)
+  lastName: string;
+
+  @ApiProperty({ example: '8012345678', description: 'Phone number without the dialling code: 6 to 15 digits.' })
+  @Transform(trim)
+  @IsString()
+  @Matches(/^\d{6,15}$/, { message: 'phone must be 6 to 15 digits' })
+  phone: string;
+
+  @ApiProperty({ example: '+234', description: 'Dialling code, with or without the leading plus (stored with it).' })
+  @Transform(trim)
+  @IsString()
+  @Matches(/^\+?\d{1,4}$/, { message: 'countryCode must be a dialling code such as +234' })
+  countryCode: string;
+}
+
 /** Body of PATCH /v1/customers/{id}: any subset of the create fields (at least one). */
 export class UpdateCustomerDto {
   @ApiPropertyOptional({ example: 'ada@example.com' })

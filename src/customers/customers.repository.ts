@@ -59,6 +59,29 @@ export class CustomersRepository {
     });
   }
 
+  /** The customer bound to the person `issuer` + `subject`, or null. */
+  async findByUser(issuer: string, subject: string): Promise<Customer | null> {
+    const binding = await this.prisma.userCustomer.findUnique({
+      where: { issuer_subject: { issuer, subject } },
+      include: { customer: true },
+    });
+    return binding?.customer ?? null;
+  }
+
+  /**
+   * Creates the customer bound to the person `issuer` + `subject`, with its audit event, in one
+   * transaction: the binding's keys (one customer per person, one person per customer) refuse a second.
+   * @throws Prisma P2002 when the person already has a customer (or the email is taken): nothing is written.
+   */
+  createForUser(data: Prisma.CustomerCreateInput, issuer: string, subject: string): Promise<Customer> {
+    return this.prisma.$transaction(async (tx) => {
+      const row = await tx.customer.create({ data: { ...data, createdBy: null } });
+      await tx.userCustomer.create({ data: { issuer, subject, customerId: row.id } });
+      await recordAuditedChange(tx, row.id);
+      return row;
+    });
+  }
+
   /** Updates the customer with the request's audit event (if any), in one transaction. */
   update(id: string, data: Prisma.CustomerUpdateInput): Promise<Customer> {
     return this.prisma.$transaction(async (tx) => {

@@ -1,11 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { ownedByCurrentClient } from '../audit/ownership';
-import { ConflictError, NotFoundError, ValidationError } from '../common/errors';
+import type { AppUser } from '../auth/access-token.verifier';
+import { ConflictError, DomainError, ErrorCode, NotFoundError, ValidationError } from '../common/errors';
 import { isoTime, Page, toPage } from '../common/pagination';
+import { isUniqueViolation } from '../database/unique-violation';
 import type { Customer } from '../generated/prisma/client';
 import { ProviderClient, type ProviderCustomer } from '../provider';
-import { CreateCustomerDto, CustomerDto, ListCustomersQueryDto, UpdateCustomerDto } from './customer.dto';
+import {
+  CreateCustomerDto,
+  CreateMyCustomerDto,
+  CustomerDto,
+  ListCustomersQueryDto,
+  UpdateCustomerDto,
+} from './customer.dto';
 import { type CustomerRow, CustomersRepository } from './customers.repository';
 
 /** How many customers' provider ids and owners an instance keeps (CustomersService `refs`): about 1 MB. */
@@ -77,6 +85,67 @@ export class CustomersService {
       blacklisted: upstream.blacklisted,
     });
     return toCustomerDto(row);
+  }
+
+  /**
+   * The customer bound to the signed-in person (GET /v1/me).
+   * @throws NotFoundError (404) when the person has none yet.
+   */
+  async getForUser(user: AppUser): Promise<CustomerDto> {
+    const row = await this.customers.findByUser(user.issuer, user.subject);
+    if (!row) throw new NotFoundError('Customer of the signed-in user', user.subject);
+    return toCustomerDto(row);
+  }
+
+  /**
+   * Creates the customer of the signed-in person (POST /v1/me/customer): the email is the token's
+   * verified `email` claim; the person is bound to it (at most one customer per person).
+   * @throws DomainError 403 `email_not_verified` when the token's `email_verified` is not true or it has no email.
+   * @throws ConflictError (409) when the person already has a customer, or the email is another
+   * customer's (the provider is not called); also when a concurrent request bound one first (the
+   * customer made at the provider is then left unbound there, as a lost race of POST /v1/customers is).
+   * @throws ProviderError (422/502/504) when the provider refuses or fails; nothing is stored.
+   */
+  async createForUser(user: AppUser, input: CreateMyCustomerDto): Promise<CustomerDto> {
+    if (!user.emailVerified || !user.email) {
+      throw new DomainError(
+        ErrorCode.EmailNotVerified,
+        'The access token carries no verified email (email_verified is not true); verify it at the sign-in provider.',
+      );
+    }
+    const email = user.email.trim().toLowerCase();
+    const existing = await this.customers.findByUser(user.issuer, user.subject);
+    if (existing) {
+      throw new ConflictError('The signed-in user already has a customer.', ErrorCode.Conflict, {
+        customerId: existing.id,
+      });
+    }
+    if (await this.customers.findByEmail(email)) {
+      throw new ConflictError(`A customer with email ${email} already exists.`);
+    }
+    const countryCode = normaliseDialCode(input.countryCode);
+    const upstream = await this.provider.createCustomer({ ...input, email, countryCode });
+    try {
+      const row = await this.customers.createForUser(
+        {
+          providerId: upstream.id,
+          email,
+          firstName: input.firstName,
+          lastName: input.lastName,
+          phone: input.phone,
+          countryCode,
+          blacklisted: upstream.blacklisted,
+        },
+        user.issuer,
+        user.subject,
+      );
+      return toCustomerDto(row);
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new ConflictError('The signed-in user already has a customer, or the email is taken.');
+      }
+      throw error;
+    }
   }
 
   /**

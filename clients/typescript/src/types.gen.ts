@@ -4,7 +4,7 @@ export type ClientOptions = {
     baseUrl: 'http://127.0.0.1:3000' | (string & {});
 };
 
-export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_retry_later' | 'provider_amount_mismatch' | 'internal_error' | 'approver_is_creator' | 'reconciliation_run_in_progress' | 'shutting_down';
+export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_retry_later' | 'provider_amount_mismatch' | 'internal_error' | 'approver_is_creator' | 'reconciliation_run_in_progress' | 'shutting_down' | 'invalid_token' | 'user_not_allowed_here' | 'step_up_required' | 'email_not_verified' | 'identity_provider_unavailable';
 
 export type FieldErrorDto = {
     field: string;
@@ -564,6 +564,19 @@ export type CustomerPageDto = {
      */
     nextCursor: string | null;
     data: Array<CustomerDto>;
+};
+
+export type CreateMyCustomerDto = {
+    firstName: string;
+    lastName: string;
+    /**
+     * Phone number without the dialling code: 6 to 15 digits.
+     */
+    phone: string;
+    /**
+     * Dialling code, with or without the leading plus (stored with it).
+     */
+    countryCode: string;
 };
 
 export type DestinationFieldDto = {
@@ -2315,6 +2328,102 @@ export type CustomersUpdateResponses = {
 };
 
 export type CustomersUpdateResponse = CustomersUpdateResponses[keyof CustomersUpdateResponses];
+
+export type MeGetData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/me';
+};
+
+export type MeGetErrors = {
+    /**
+     * Missing or refused access token (`invalid_token`, with `WWW-Authenticate: Bearer error="invalid_token"`).
+     */
+    401: ProblemDto;
+    /**
+     * An API key (people only), or the token lacks scope customers:read.
+     */
+    403: ProblemDto;
+    /**
+     * not_found: no customer of the signed-in user with this id.
+     */
+    404: ProblemDto;
+    /**
+     * Rate limit of the person exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+    /**
+     * identity_provider_unavailable: the provider's keys cannot be fetched and none are cached.
+     */
+    503: ProblemDto;
+};
+
+export type MeGetError = MeGetErrors[keyof MeGetErrors];
+
+export type MeGetResponses = {
+    200: CustomerDto;
+};
+
+export type MeGetResponse = MeGetResponses[keyof MeGetResponses];
+
+export type MeCreateData = {
+    body: CreateMyCustomerDto;
+    path?: never;
+    query?: never;
+    url: '/v1/me/customer';
+};
+
+export type MeCreateErrors = {
+    /**
+     * validation_failed: the failing fields are in `errors`.
+     */
+    400: ProblemDto;
+    /**
+     * step_up_required: the sign-in is too old or too weak (`WWW-Authenticate: Bearer error="insufficient_user_authentication"`, with `acr_values` and `max_age`); sign in again.
+     *
+     * Missing or refused access token (`invalid_token`, with `WWW-Authenticate: Bearer error="invalid_token"`).
+     */
+    401: ProblemDto;
+    /**
+     * email_not_verified: the token has no email with `email_verified: true`.
+     *
+     * An API key (people only), or the token lacks scope customers:write.
+     */
+    403: ProblemDto;
+    /**
+     * conflict: the user already has a customer, or a customer has this email (the provider is not called).
+     */
+    409: ProblemDto;
+    /**
+     * provider_rejected: the provider refused the request; its message is in `detail`.
+     */
+    422: ProblemDto;
+    /**
+     * Rate limit of the person exceeded (see Retry-After).
+     */
+    429: ProblemDto;
+    /**
+     * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
+     */
+    502: ProblemDto;
+    /**
+     * identity_provider_unavailable: the provider's keys cannot be fetched and none are cached.
+     */
+    503: ProblemDto;
+    /**
+     * provider_timeout: the provider did not answer in time.
+     */
+    504: ProblemDto;
+};
+
+export type MeCreateError = MeCreateErrors[keyof MeCreateErrors];
+
+export type MeCreateResponses = {
+    201: CustomerDto;
+};
+
+export type MeCreateResponse = MeCreateResponses[keyof MeCreateResponses];
 
 export type BeneficiariesCountryData = {
     body?: never;
