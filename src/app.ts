@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { NestFactory } from '@nestjs/core';
+import type { Type } from '@nestjs/common';
+import { ModulesContainer, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { RawServerDefault } from 'fastify';
@@ -16,6 +17,7 @@ import {
   MAX_PARAM_LENGTH,
 } from './common/http-limits';
 import { finishOpenApiDocument, operationIdOf } from './common/openapi-document';
+import { closeRequestSchemas, describePathPipes, describeValidators } from './common/openapi-validators';
 import { sendProblem } from './common/problem-details.filter';
 import { enterRequestScope } from './common/request-context';
 import { createValidationPipe } from './common/validation';
@@ -53,7 +55,15 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     .addServer('http://127.0.0.1:3000', 'Local gateway (npm start)')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Gateway API key (npm run api-key -- create)' })
     .build();
-  return finishOpenApiDocument(SwaggerModule.createDocument(app, config, { operationIdFactory: operationIdOf }));
+  // The validators' rules go into the properties' swagger options first (one source, openapi-validators.ts).
+  const validated = describeValidators();
+  const doc = SwaggerModule.createDocument(app, config, { operationIdFactory: operationIdOf });
+  closeRequestSchemas(doc, validated);
+  const controllers = [...app.get(ModulesContainer).values()].flatMap((module) =>
+    [...module.controllers.values()].map((wrapper) => wrapper.metatype as Type),
+  );
+  describePathPipes(doc, controllers, operationIdOf);
+  return finishOpenApiDocument(doc);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, Min } from 'class-validator';
+import { ApiMinorUnits } from '../common/api-money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { lower, trim } from '../common/validation';
 import { CardStatus, TransactionStatus } from '../generated/prisma/enums';
@@ -122,16 +123,16 @@ export class CardDto {
   @ApiProperty({ type: String, nullable: true, example: 'ADA OBI' }) nameOnCard: string | null;
   @ApiProperty({ type: String, nullable: true, example: '4242', description: 'Last four digits of the card number.' })
   last4: string | null;
-  @ApiProperty({ type: Number, nullable: true, example: 11 }) expiryMonth: number | null;
-  @ApiProperty({ type: Number, nullable: true, example: 2029 }) expiryYear: number | null;
-  @ApiProperty({
+  @ApiProperty({ type: 'integer', nullable: true, example: 11, minimum: 1, maximum: 12 }) expiryMonth: number | null;
+  @ApiProperty({ type: 'integer', nullable: true, example: 2029 }) expiryYear: number | null;
+  @ApiMinorUnits({
     example: 5000,
     description:
       'Minor units of `currency`: the sum of the card movements that succeeded (funding, top-ups, credits minus withdrawals and spends).',
   })
   balance: number;
   @ApiProperty({ example: 'USD' }) currency: string;
-  @ApiProperty({ example: 5000, description: 'Initial funding asked for at creation, minor units.' })
+  @ApiMinorUnits({ example: 5000, description: 'Initial funding asked for at creation, minor units.' })
   initialAmount: number;
   @ApiProperty({ example: 'wg-card-3f0c…', description: "The card's reference at the provider." }) reference: string;
   @ApiProperty({ type: CardBillingAddressDto, nullable: true }) billingAddress: CardBillingAddressDto | null;
@@ -163,7 +164,7 @@ export class CardTransactionDto {
       '`pending` once the provider accepted it, `success`/`failed` when it settles; `unknown` when the provider did not answer.',
   })
   status: string;
-  @ApiProperty({ example: 2500, description: 'Minor units of `currency`.' }) amount: number;
+  @ApiMinorUnits({ example: 2500, description: 'Minor units of `currency`.' }) amount: number;
   @ApiProperty({ example: 'USD' }) currency: string;
   @ApiProperty() reference: string;
   @ApiProperty({ type: String, nullable: true, description: "The provider's card transaction id." })

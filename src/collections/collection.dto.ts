@@ -14,6 +14,7 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { ApiMinorUnits } from '../common/api-money';
 import { CURRENCY_EXPONENTS } from '../common/money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { trim, upper } from '../common/validation';
@@ -136,9 +137,9 @@ export class CollectionDto {
   status: string;
   @ApiProperty({ format: 'uuid' }) customerId: string;
   @ApiProperty({ example: 'NG' }) country: string;
-  @ApiProperty({ example: 6500000, description: 'Amount to pay, in minor units of `currency`.' }) amount: number;
+  @ApiMinorUnits({ example: 6500000, description: 'Amount to pay, in minor units of `currency`.' }) amount: number;
   @ApiProperty({ example: 'NGN' }) currency: string;
-  @ApiProperty({
+  @ApiMinorUnits({
     example: 97500,
     description: "The provider's fee, in minor units of `currency` (0 until the provider answers).",
   })

@@ -114,7 +114,8 @@ export class OutboxMessageDto {
   @ApiProperty({ format: 'uuid' }) subscriptionId: string;
   @ApiProperty({ enum: GATEWAY_EVENT_TYPES, example: 'payout.succeeded' }) eventType: string;
   @ApiProperty({ enum: OUTBOX_MESSAGE_STATUSES, example: 'delivered' }) status: string;
-  @ApiProperty({ example: 1, description: 'Delivery attempts made so far.' }) attempts: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1, description: 'Delivery attempts made so far.' })
+  attempts: number;
   @ApiProperty({
     type: String,
     nullable: true,
@@ -123,7 +124,7 @@ export class OutboxMessageDto {
   })
   nextAttemptAt: string | null;
   @ApiProperty({
-    type: Number,
+    type: 'integer',
     nullable: true,
     example: 200,
     description: "HTTP status of the receiver's last answer.",

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ApiMinorUnits } from '../common/api-money';
 import { upper } from '../common/validation';
 
 /** Body of POST /v1/payouts. */
@@ -63,9 +64,9 @@ export class PayoutDto {
   status: string;
   @ApiProperty({ format: 'uuid' }) customerId: string;
   @ApiProperty({ format: 'uuid' }) beneficiaryId: string;
-  @ApiProperty({ example: 150000, description: 'Minor units of `currency`.' }) amount: number;
+  @ApiMinorUnits({ example: 150000, description: 'Minor units of `currency`.' }) amount: number;
   @ApiProperty({ example: 'USD', description: 'Wallet currency debited.' }) currency: string;
-  @ApiProperty({ example: 1500, description: 'Fee in minor units of `currency`.' }) fee: number;
+  @ApiMinorUnits({ example: 1500, description: 'Fee in minor units of `currency`.' }) fee: number;
   @ApiProperty({ type: String, nullable: true, example: '1500.00', description: 'Exchange rate (decimal string).' })
   rate: string | null;
   @ApiProperty({
@@ -75,8 +76,7 @@ export class PayoutDto {
     description: 'Confirm before this moment: the rate window (~4 min) of provider-webhooks.md.',
   })
   quoteExpiresAt: string | null;
-  @ApiProperty({
-    type: Number,
+  @ApiMinorUnits({
     nullable: true,
     description: 'Amount paid to the destination, minor units of payoutCurrency (after confirm).',
   })

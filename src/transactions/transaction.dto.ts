@@ -16,6 +16,7 @@ import {
   ValidationArguments,
   ValidationOptions,
 } from 'class-validator';
+import { ApiMinorUnits } from '../common/api-money';
 import { lower, trim, upper } from '../common/validation';
 import {
   StatusChangeSource,
@@ -151,9 +152,9 @@ export class TransactionFilterDto {
   to?: string;
 
   @ApiPropertyOptional({
-    type: 'integer',
-    example: 10000,
-    description: 'Smallest `amount`, in minor units (inclusive).',
+    type: String,
+    example: '10000',
+    description: 'Smallest `amount`, in minor units (inclusive): 1 to 18 digits.',
   })
   @IsOptional()
   @IsString()
@@ -161,9 +162,9 @@ export class TransactionFilterDto {
   amountMin?: string;
 
   @ApiPropertyOptional({
-    type: 'integer',
-    example: 500000,
-    description: 'Largest `amount`, in minor units (inclusive); must not be below `amountMin`.',
+    type: String,
+    example: '500000',
+    description: 'Largest `amount`, in minor units (inclusive): 1 to 18 digits; must not be below `amountMin`.',
   })
   @IsOptional()
   @IsString()
@@ -231,14 +232,14 @@ export class TransactionDto {
   @ApiProperty({ enum: DIRECTIONS, enumName: 'TransactionDirection', example: 'debit' })
   direction: TransactionDirection;
   @ApiProperty({ enum: STATUSES, enumName: 'TransactionStatus', example: 'success' }) status: TransactionStatus;
-  @ApiProperty({
-    oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }],
+  @ApiMinorUnits({
+    orString: true,
     example: 150000,
     description: 'Minor units of `currency` (150000 USD = 1,500.00); an integer string beyond 2^53.',
   })
   amount: number | string;
-  @ApiProperty({
-    oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }],
+  @ApiMinorUnits({
+    orString: true,
     example: 1500,
     description: 'Fee in minor units of `currency`; an integer string beyond 2^53.',
   })
@@ -255,12 +256,9 @@ export class TransactionDto {
     description: '`fee` in major units (decimal string), like `amountDecimal`.',
   })
   feeDecimal?: string;
-  @ApiProperty({
-    // anyOf with `nullable` on each branch: OpenAPI 3.0's `nullable` needs a `type` beside it.
-    anyOf: [
-      { type: 'integer', nullable: true },
-      { type: 'string', pattern: '^-?[0-9]+$', nullable: true },
-    ],
+  @ApiMinorUnits({
+    orString: true,
+    nullable: true,
     example: 19350000,
     description:
       'Minor units of `counterCurrency`: the payout destination amount or the swap target amount (integer string beyond 2^53).',
@@ -328,12 +326,21 @@ export class TransactionTotalDto {
   @ApiProperty({ example: 'USD' }) currency: string;
   @ApiProperty({ enum: KINDS, enumName: 'TransactionKind' }) kind: TransactionKind;
   @ApiProperty({ enum: STATUSES, enumName: 'TransactionStatus' }) status: TransactionStatus;
-  @ApiProperty({ example: 42, description: 'Number of transactions.' }) count: number;
-  @ApiProperty({ example: '6300000', description: 'Sum of `amount`, minor units, as an integer string (exact).' })
+  @ApiProperty({ type: 'integer', minimum: 0, example: 42, description: 'Number of transactions.' }) count: number;
+  @ApiProperty({
+    example: '6300000',
+    pattern: '^-?[0-9]+$',
+    description: 'Sum of `amount`, minor units, as an integer string (exact).',
+  })
   amount: string;
   @ApiProperty({ example: '63000.00', description: 'Sum of `amount` in major units (decimal string).' })
   amountDecimal: string;
-  @ApiProperty({ example: '63000', description: 'Sum of `fee`, minor units, as an integer string.' }) fee: string;
+  @ApiProperty({
+    example: '63000',
+    pattern: '^-?[0-9]+$',
+    description: 'Sum of `fee`, minor units, as an integer string.',
+  })
+  fee: string;
   @ApiProperty({ example: '630.00', description: 'Sum of `fee` in major units (decimal string).' }) feeDecimal: string;
 }
 

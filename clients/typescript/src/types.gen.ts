@@ -15,7 +15,7 @@ export type ProblemMoneyDto = {
     /**
      * Minor units (a string beyond the largest safe JSON integer).
      */
-    amount: number;
+    amount: number | string;
     currency: string;
 };
 
@@ -340,20 +340,23 @@ export type ResolveTransactionDto = {
      */
     status: 'success' | 'failed';
     /**
-     * The provider's evidence for the decision, as text (1-2000 characters); kept in the status history.
+     * The provider's evidence for the decision, as text (1-2000 characters); kept in the status history. Trimmed before it is checked.
      */
     evidence: string;
 };
 
 export type CreateWebhookSubscriptionDto = {
     /**
-     * Where events are POSTed. https; plain http only outside production and only to loopback or private hosts.
+     * Where events are POSTed. https; plain http only outside production and only to loopback or private hosts. Trimmed before it is checked.
      */
     url: string;
     /**
      * Event types to receive; empty or absent = every event type.
      */
     eventTypes?: Array<'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.approval_required' | 'payout.approved' | 'payout.expired' | 'payout.failed' | 'payout.rejected' | 'payout.reversed' | 'payout.succeeded' | 'reconciliation.completed' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review'>;
+    /**
+     * Trimmed before it is checked.
+     */
     description?: string;
 };
 
@@ -458,15 +461,24 @@ export type OutboxMessagePageDto = {
 };
 
 export type CreateCustomerDto = {
+    /**
+     * Trimmed and lower-cased before it is checked.
+     */
     email: string;
+    /**
+     * Trimmed before it is checked.
+     */
     firstName: string;
+    /**
+     * Trimmed before it is checked.
+     */
     lastName: string;
     /**
-     * Phone number without the dialling code: 6 to 15 digits.
+     * Phone number without the dialling code: 6 to 15 digits. Trimmed before it is checked.
      */
     phone: string;
     /**
-     * Dialling code, with or without the leading plus (stored with it).
+     * Dialling code, with or without the leading plus (stored with it). Trimmed before it is checked.
      */
     countryCode: string;
 };
@@ -488,10 +500,25 @@ export type CustomerDto = {
 };
 
 export type UpdateCustomerDto = {
+    /**
+     * Trimmed and lower-cased before it is checked.
+     */
     email?: string;
+    /**
+     * Trimmed before it is checked.
+     */
     firstName?: string;
+    /**
+     * Trimmed before it is checked.
+     */
     lastName?: string;
+    /**
+     * Trimmed before it is checked.
+     */
     phone?: string;
+    /**
+     * Trimmed before it is checked.
+     */
     countryCode?: string;
 };
 
@@ -534,9 +561,12 @@ export type PayoutCountryDto = {
 export type CreateBeneficiaryDto = {
     customerId: string;
     /**
-     * ISO 3166-1 alpha-2 country code.
+     * ISO 3166-1 alpha-2 country code. Trimmed and upper-cased before it is checked.
      */
     country: string;
+    /**
+     * Trimmed and upper-cased before it is checked.
+     */
     currency: string;
     /**
      * type plus the fields GET /v1/payout-countries/{country} lists for that type (strings).
@@ -581,7 +611,7 @@ export type CreatePayoutDto = {
      */
     amount: number;
     /**
-     * Wallet currency debited.
+     * Wallet currency debited. Trimmed and upper-cased before it is checked.
      */
     sourceCurrency?: string;
     description: string;
@@ -635,11 +665,11 @@ export type PayoutDecisionDto = {
 
 export type CollectionPayerDto = {
     /**
-     * The bank to issue the account detail at (sent as the provider's `payload.type`).
+     * The bank to issue the account detail at (sent as the provider's `payload.type`). Trimmed before it is checked.
      */
     type: string;
     /**
-     * Name on the account detail (sent as `payload.accountName`).
+     * Name on the account detail (sent as `payload.accountName`). Trimmed before it is checked.
      */
     accountName: string;
 };
@@ -650,19 +680,19 @@ export type CreateCollectionDto = {
      */
     customerId: string;
     /**
-     * ISO 3166-1 alpha-2 country code. NG, KE and UG have documented limits.
+     * ISO 3166-1 alpha-2 country code. NG, KE and UG have documented limits. Trimmed and upper-cased before it is checked.
      */
     country: string;
     /**
-     * Upper-case currency code; for NG, KE and UG the country's currency (NGN, KES, UGX).
+     * Upper-case currency code; for NG, KE and UG the country's currency (NGN, KES, UGX). Trimmed and upper-cased before it is checked.
      */
-    currency: string;
+    currency: 'USD' | 'EUR' | 'GBP' | 'CAD' | 'NGN' | 'GHS' | 'KES' | 'TZS' | 'ZAR' | 'ZMW' | 'MWK' | 'EGP' | 'UGX' | 'RWF' | 'XOF' | 'XAF' | 'BTC' | 'USDT' | 'USDC';
     /**
      * Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits: NG 10000–200000000 (100–2,000,000 NGN), KE 2000–14500000 (20–145,000 KES), UG 500–4000000 (UGX has no minor unit).
      */
     amount: number;
     /**
-     * Shown to the provider and kept on the ledger row.
+     * Shown to the provider and kept on the ledger row. Trimmed before it is checked.
      */
     description: string;
     /**
@@ -742,13 +772,13 @@ export type CollectionPageDto = {
 
 export type CreateSwapQuoteDto = {
     /**
-     * Wallet currency to sell (debited on execution).
+     * Wallet currency to sell (debited on execution). Trimmed and upper-cased before it is checked.
      */
-    sourceCurrency: string;
+    sourceCurrency: 'USD' | 'EUR' | 'GBP' | 'CAD' | 'NGN' | 'GHS' | 'KES' | 'TZS' | 'ZAR' | 'ZMW' | 'MWK' | 'EGP' | 'UGX' | 'RWF' | 'XOF' | 'XAF' | 'BTC' | 'USDT' | 'USDC';
     /**
-     * Wallet currency to buy (credited on execution); not the source currency.
+     * Wallet currency to buy (credited on execution); not the source currency. Trimmed and upper-cased before it is checked.
      */
-    targetCurrency: string;
+    targetCurrency: 'USD' | 'EUR' | 'GBP' | 'CAD' | 'NGN' | 'GHS' | 'KES' | 'TZS' | 'ZAR' | 'ZMW' | 'MWK' | 'EGP' | 'UGX' | 'RWF' | 'XOF' | 'XAF' | 'BTC' | 'USDT' | 'USDC';
     /**
      * Integer amount to sell, in MINOR units of sourceCurrency (10000 = 100.00 USD).
      */
@@ -868,27 +898,27 @@ export type CreateVirtualAccountDto = {
      */
     customerId: string;
     /**
-     * Bank issuing the account (lower-case identifier).
+     * Bank issuing the account (lower-case identifier). Trimmed and lower-cased before it is checked.
      */
     bank: 'safehaven' | 'providus';
     /**
-     * The holder's Bank Verification Number: 11 digits. Not stored by the gateway.
+     * The holder's Bank Verification Number: 11 digits. Not stored by the gateway. Trimmed before it is checked.
      */
     bvn: string;
     /**
-     * The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway.
+     * The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.
      */
     dateOfBirth?: string;
     /**
-     * The holder's phone number: 7 to 15 digits, optionally with a leading +.
+     * The holder's phone number: 7 to 15 digits, optionally with a leading +. Trimmed before it is checked.
      */
     phoneNumber: string;
     /**
-     * Holder's first name; defaults to the customer's.
+     * Holder's first name; defaults to the customer's. Trimmed before it is checked.
      */
     firstName?: string;
     /**
-     * Holder's last name; defaults to the customer's.
+     * Holder's last name; defaults to the customer's. Trimmed before it is checked.
      */
     lastName?: string;
 };
@@ -938,16 +968,28 @@ export type VirtualAccountPageDto = {
 };
 
 export type CardHolderAddressDto = {
+    /**
+     * Trimmed before it is checked.
+     */
     line1: string;
     /**
-     * House or building name.
+     * House or building name. Trimmed before it is checked.
      */
     houseName: string;
+    /**
+     * Trimmed before it is checked.
+     */
     city: string;
+    /**
+     * Trimmed before it is checked.
+     */
     state: string;
+    /**
+     * Trimmed before it is checked.
+     */
     zipCode: string;
     /**
-     * ISO 3166-1 alpha-2 country code. Decides the nationality rules: NG needs `bvn`, GH needs `dateOfBirth`.
+     * ISO 3166-1 alpha-2 country code. Decides the nationality rules: NG needs `bvn`, GH needs `dateOfBirth`. Trimmed and upper-cased before it is checked.
      */
     country: string;
 };
@@ -958,32 +1000,32 @@ export type CreateCardHolderDto = {
      */
     customerId: string;
     /**
-     * Kind of KYC document, e.g. BVN, NIN, PASSPORT.
+     * Kind of KYC document, e.g. BVN, NIN, PASSPORT. Trimmed and upper-cased before it is checked.
      */
     idType: string;
     /**
-     * Number of the KYC document.
+     * Number of the KYC document. Trimmed before it is checked.
      */
     idNumber: string;
     /**
-     * Defaults to the customer's first name.
+     * Defaults to the customer's first name. Trimmed before it is checked.
      */
     firstName?: string;
     /**
-     * Defaults to the customer's last name.
+     * Defaults to the customer's last name. Trimmed before it is checked.
      */
     lastName?: string;
     /**
-     * Defaults to the customer's phone.
+     * Defaults to the customer's phone. Trimmed before it is checked.
      */
     phone?: string;
     address: CardHolderAddressDto;
     /**
-     * Bank Verification Number, 11 digits. Required when address.country is NG.
+     * Bank Verification Number, 11 digits. Required when address.country is NG. Trimmed before it is checked.
      */
     bvn?: string;
     /**
-     * yyyy-mm-dd. Required when address.country is GH.
+     * yyyy-mm-dd. Required when address.country is GH. Trimmed before it is checked.
      */
     dateOfBirth?: string;
     /**
@@ -1036,11 +1078,11 @@ export type CreateCardDto = {
      */
     customerId: string;
     /**
-     * Card network.
+     * Card network. Trimmed and lower-cased before it is checked.
      */
     brand: 'visa' | 'mastercard';
     /**
-     * Card type, e.g. virtual or giftcard.
+     * Card type, e.g. virtual or giftcard. Trimmed and lower-cased before it is checked.
      */
     type?: string;
     /**
@@ -1048,7 +1090,7 @@ export type CreateCardDto = {
      */
     amount: number;
     /**
-     * The card's reference at the provider (unique; 409 if taken). Generated by the gateway when absent.
+     * The card's reference at the provider (unique; 409 if taken). Generated by the gateway when absent. Trimmed before it is checked.
      */
     reference?: string;
 };
@@ -1239,6 +1281,9 @@ export type ReconciliationRunPageDto = {
 };
 
 export type ReconciliationItemDto = {
+    /**
+     * Sequence number of the item (not a UUID).
+     */
     id: string;
     class: 'matched' | 'status_mismatch' | 'amount_mismatch' | 'missing_at_provider' | 'unknown_locally';
     transactionId: string | null;
@@ -1249,13 +1294,19 @@ export type ReconciliationItemDto = {
     /**
      * Minor units of `currency`.
      */
-    localAmount: number | null;
+    localAmount: number | null | string | null;
     /**
      * Minor units of `providerCurrency`.
      */
-    providerAmount: number | null;
-    localFee: number | null;
-    providerFee: number | null;
+    providerAmount: number | null | string | null;
+    /**
+     * Fee, minor units of `currency`.
+     */
+    localFee: number | null | string | null;
+    /**
+     * Fee, minor units of `providerCurrency`.
+     */
+    providerFee: number | null | string | null;
     currency: string | null;
     providerCurrency: string | null;
     /**
@@ -1322,9 +1373,25 @@ export type AuditListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type AuditListError = AuditListErrors[keyof AuditListErrors];
@@ -1340,19 +1407,19 @@ export type TransactionsListData = {
     path?: never;
     query?: {
         /**
-         * Kind of money movement.
+         * Kind of money movement. Trimmed and lower-cased before it is checked.
          */
         kind?: TransactionKind;
         /**
-         * Ledger status.
+         * Ledger status. Trimmed and lower-cased before it is checked.
          */
         status?: TransactionStatus;
         /**
-         * credit (money in) or debit (money out).
+         * credit (money in) or debit (money out). Trimmed and lower-cased before it is checked.
          */
         direction?: TransactionDirection;
         /**
-         * Currency code of `amount` (case-insensitive; stored upper-case).
+         * Currency code of `amount` (case-insensitive; stored upper-case). Trimmed and upper-cased before it is checked.
          */
         currency?: string;
         /**
@@ -1368,7 +1435,7 @@ export type TransactionsListData = {
          */
         beneficiaryId?: string;
         /**
-         * The gateway's reference of the transaction (exact match).
+         * The gateway's reference of the transaction (exact match). Trimmed before it is checked.
          */
         reference?: string;
         /**
@@ -1380,17 +1447,17 @@ export type TransactionsListData = {
          */
         to?: string;
         /**
-         * Smallest `amount`, in minor units (inclusive).
+         * Smallest `amount`, in minor units (inclusive): 1 to 18 digits.
          */
-        amountMin?: number;
+        amountMin?: string;
         /**
-         * Largest `amount`, in minor units (inclusive); must not be below `amountMin`.
+         * Largest `amount`, in minor units (inclusive): 1 to 18 digits; must not be below `amountMin`.
          */
-        amountMax?: number;
+        amountMax?: string;
         /**
-         * desc = newest first (default), asc = oldest first; ties broken by id.
+         * desc = newest first (default), asc = oldest first; ties broken by id. Trimmed and lower-cased before it is checked.
          */
-        order?: 'desc' | 'asc';
+        order?: 'asc' | 'desc';
         /**
          * Opaque cursor from a previous page's `nextCursor` (same filters and order).
          */
@@ -1414,9 +1481,25 @@ export type TransactionsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type TransactionsListError = TransactionsListErrors[keyof TransactionsListErrors];
@@ -1432,19 +1515,19 @@ export type TransactionsSummaryData = {
     path?: never;
     query?: {
         /**
-         * Kind of money movement.
+         * Kind of money movement. Trimmed and lower-cased before it is checked.
          */
         kind?: TransactionKind;
         /**
-         * Ledger status.
+         * Ledger status. Trimmed and lower-cased before it is checked.
          */
         status?: TransactionStatus;
         /**
-         * credit (money in) or debit (money out).
+         * credit (money in) or debit (money out). Trimmed and lower-cased before it is checked.
          */
         direction?: TransactionDirection;
         /**
-         * Currency code of `amount` (case-insensitive; stored upper-case).
+         * Currency code of `amount` (case-insensitive; stored upper-case). Trimmed and upper-cased before it is checked.
          */
         currency?: string;
         /**
@@ -1460,7 +1543,7 @@ export type TransactionsSummaryData = {
          */
         beneficiaryId?: string;
         /**
-         * The gateway's reference of the transaction (exact match).
+         * The gateway's reference of the transaction (exact match). Trimmed before it is checked.
          */
         reference?: string;
         /**
@@ -1472,13 +1555,13 @@ export type TransactionsSummaryData = {
          */
         to?: string;
         /**
-         * Smallest `amount`, in minor units (inclusive).
+         * Smallest `amount`, in minor units (inclusive): 1 to 18 digits.
          */
-        amountMin?: number;
+        amountMin?: string;
         /**
-         * Largest `amount`, in minor units (inclusive); must not be below `amountMin`.
+         * Largest `amount`, in minor units (inclusive): 1 to 18 digits; must not be below `amountMin`.
          */
-        amountMax?: number;
+        amountMax?: string;
     };
     url: '/v1/transactions/summary';
 };
@@ -1497,9 +1580,25 @@ export type TransactionsSummaryErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type TransactionsSummaryError = TransactionsSummaryErrors[keyof TransactionsSummaryErrors];
@@ -1515,19 +1614,19 @@ export type TransactionsExportData = {
     path?: never;
     query?: {
         /**
-         * Kind of money movement.
+         * Kind of money movement. Trimmed and lower-cased before it is checked.
          */
         kind?: TransactionKind;
         /**
-         * Ledger status.
+         * Ledger status. Trimmed and lower-cased before it is checked.
          */
         status?: TransactionStatus;
         /**
-         * credit (money in) or debit (money out).
+         * credit (money in) or debit (money out). Trimmed and lower-cased before it is checked.
          */
         direction?: TransactionDirection;
         /**
-         * Currency code of `amount` (case-insensitive; stored upper-case).
+         * Currency code of `amount` (case-insensitive; stored upper-case). Trimmed and upper-cased before it is checked.
          */
         currency?: string;
         /**
@@ -1543,7 +1642,7 @@ export type TransactionsExportData = {
          */
         beneficiaryId?: string;
         /**
-         * The gateway's reference of the transaction (exact match).
+         * The gateway's reference of the transaction (exact match). Trimmed before it is checked.
          */
         reference?: string;
         /**
@@ -1555,17 +1654,17 @@ export type TransactionsExportData = {
          */
         to?: string;
         /**
-         * Smallest `amount`, in minor units (inclusive).
+         * Smallest `amount`, in minor units (inclusive): 1 to 18 digits.
          */
-        amountMin?: number;
+        amountMin?: string;
         /**
-         * Largest `amount`, in minor units (inclusive); must not be below `amountMin`.
+         * Largest `amount`, in minor units (inclusive): 1 to 18 digits; must not be below `amountMin`.
          */
-        amountMax?: number;
+        amountMax?: string;
         /**
-         * desc = newest first (default), asc = oldest first; ties broken by id.
+         * desc = newest first (default), asc = oldest first; ties broken by id. Trimmed and lower-cased before it is checked.
          */
-        order?: 'desc' | 'asc';
+        order?: 'asc' | 'desc';
     };
     url: '/v1/transactions/export';
 };
@@ -1584,9 +1683,25 @@ export type TransactionsExportErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type TransactionsExportError = TransactionsExportErrors[keyof TransactionsExportErrors];
@@ -1632,6 +1747,10 @@ export type TransactionsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -1640,9 +1759,21 @@ export type TransactionsGetErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -1668,7 +1799,7 @@ export type TransactionsResolveData = {
 
 export type TransactionsResolveErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -1688,9 +1819,33 @@ export type TransactionsResolveErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type TransactionsResolveError = TransactionsResolveErrors[keyof TransactionsResolveErrors];
@@ -1732,9 +1887,25 @@ export type WebhookSubscriptionsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsListError = WebhookSubscriptionsListErrors[keyof WebhookSubscriptionsListErrors];
@@ -1754,7 +1925,7 @@ export type WebhookSubscriptionsCreateData = {
 
 export type WebhookSubscriptionsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -1766,9 +1937,33 @@ export type WebhookSubscriptionsCreateErrors = {
      */
     403: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsCreateError = WebhookSubscriptionsCreateErrors[keyof WebhookSubscriptionsCreateErrors];
@@ -1806,9 +2001,25 @@ export type WebhookSubscriptionsRemoveErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsRemoveError = WebhookSubscriptionsRemoveErrors[keyof WebhookSubscriptionsRemoveErrors];
@@ -1846,9 +2057,25 @@ export type WebhookSubscriptionsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsGetError = WebhookSubscriptionsGetErrors[keyof WebhookSubscriptionsGetErrors];
@@ -1893,9 +2120,25 @@ export type WebhookSubscriptionsMessagesErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsMessagesError = WebhookSubscriptionsMessagesErrors[keyof WebhookSubscriptionsMessagesErrors];
@@ -1938,9 +2181,25 @@ export type WebhookSubscriptionsRetryErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsRetryError = WebhookSubscriptionsRetryErrors[keyof WebhookSubscriptionsRetryErrors];
@@ -1960,7 +2219,19 @@ export type HealthLiveData = {
 
 export type HealthLiveErrors = {
     /**
-     * A health check failed.
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * A health check failed. shutting_down: this instance is closing; retry (another instance answers).
      */
     503: ProblemDto;
 };
@@ -1983,7 +2254,19 @@ export type HealthReadyData = {
 
 export type HealthReadyErrors = {
     /**
-     * The instance is shutting down (from the stop signal on), or the database is not reachable.
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * The instance is shutting down (from the stop signal on), or the database is not reachable. shutting_down: this instance is closing; retry (another instance answers).
      */
     503: ProblemDto;
 };
@@ -2009,6 +2292,22 @@ export type HealthMetricsTextErrors = {
      * METRICS_TOKEN is set and the bearer token is not it.
      */
     401: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type HealthMetricsTextError = HealthMetricsTextErrors[keyof HealthMetricsTextErrors];
@@ -2030,7 +2329,7 @@ export type CustomersListData = {
         cursor?: string;
         limit?: number;
         /**
-         * Exact email (case-insensitive).
+         * Exact email (case-insensitive). Trimmed and lower-cased before it is checked.
          */
         email?: string;
     };
@@ -2051,9 +2350,25 @@ export type CustomersListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CustomersListError = CustomersListErrors[keyof CustomersListErrors];
@@ -2073,7 +2388,7 @@ export type CustomersCreateData = {
 
 export type CustomersCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2089,6 +2404,18 @@ export type CustomersCreateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2097,9 +2424,21 @@ export type CustomersCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2146,6 +2485,10 @@ export type CustomersGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2154,9 +2497,21 @@ export type CustomersGetErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2182,7 +2537,7 @@ export type CustomersUpdateData = {
 
 export type CustomersUpdateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2202,6 +2557,18 @@ export type CustomersUpdateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2210,9 +2577,21 @@ export type CustomersUpdateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2257,6 +2636,10 @@ export type BeneficiariesCountryErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2265,9 +2648,21 @@ export type BeneficiariesCountryErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2310,9 +2705,25 @@ export type BeneficiariesListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type BeneficiariesListError = BeneficiariesListErrors[keyof BeneficiariesListErrors];
@@ -2332,7 +2743,7 @@ export type BeneficiariesCreateData = {
 
 export type BeneficiariesCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2348,6 +2759,18 @@ export type BeneficiariesCreateErrors = {
      */
     404: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2356,9 +2779,21 @@ export type BeneficiariesCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2400,9 +2835,25 @@ export type BeneficiariesGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type BeneficiariesGetError = BeneficiariesGetErrors[keyof BeneficiariesGetErrors];
@@ -2417,7 +2868,7 @@ export type PayoutsCreateData = {
     body: CreatePayoutDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2428,7 +2879,7 @@ export type PayoutsCreateData = {
 
 export type PayoutsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2448,6 +2899,18 @@ export type PayoutsCreateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -2456,9 +2919,21 @@ export type PayoutsCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -2477,7 +2952,7 @@ export type PayoutsApproveData = {
     body: PayoutDecisionDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2490,7 +2965,7 @@ export type PayoutsApproveData = {
 
 export type PayoutsApproveErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2514,6 +2989,18 @@ export type PayoutsApproveErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -2522,9 +3009,21 @@ export type PayoutsApproveErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -2543,7 +3042,7 @@ export type PayoutsRejectData = {
     body: PayoutDecisionDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2556,7 +3055,7 @@ export type PayoutsRejectData = {
 
 export type PayoutsRejectErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2580,9 +3079,33 @@ export type PayoutsRejectErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type PayoutsRejectError = PayoutsRejectErrors[keyof PayoutsRejectErrors];
@@ -2597,7 +3120,7 @@ export type PayoutsConfirmData = {
     body?: never;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2610,7 +3133,7 @@ export type PayoutsConfirmData = {
 
 export type PayoutsConfirmErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters.
      */
     400: ProblemDto;
     /**
@@ -2630,6 +3153,10 @@ export type PayoutsConfirmErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -2638,9 +3165,21 @@ export type PayoutsConfirmErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -2682,9 +3221,25 @@ export type PayoutsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type PayoutsGetError = PayoutsGetErrors[keyof PayoutsGetErrors];
@@ -2730,9 +3285,25 @@ export type CollectionsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CollectionsListError = CollectionsListErrors[keyof CollectionsListErrors];
@@ -2747,7 +3318,7 @@ export type CollectionsCreateData = {
     body: CreateCollectionDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2758,7 +3329,7 @@ export type CollectionsCreateData = {
 
 export type CollectionsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2778,6 +3349,18 @@ export type CollectionsCreateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -2786,9 +3369,21 @@ export type CollectionsCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -2830,9 +3425,25 @@ export type CollectionsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CollectionsGetError = CollectionsGetErrors[keyof CollectionsGetErrors];
@@ -2852,7 +3463,7 @@ export type SwapsCreateQuoteData = {
 
 export type SwapsCreateQuoteErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2864,6 +3475,18 @@ export type SwapsCreateQuoteErrors = {
      */
     403: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2872,9 +3495,21 @@ export type SwapsCreateQuoteErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2916,9 +3551,25 @@ export type SwapsGetQuoteErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type SwapsGetQuoteError = SwapsGetQuoteErrors[keyof SwapsGetQuoteErrors];
@@ -2933,7 +3584,7 @@ export type SwapsExecuteData = {
     body: CreateSwapDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2944,7 +3595,7 @@ export type SwapsExecuteData = {
 
 export type SwapsExecuteErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2966,6 +3617,18 @@ export type SwapsExecuteErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * quote_expired: the quote lapsed; the provider was not called.
      *
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
@@ -2976,9 +3639,21 @@ export type SwapsExecuteErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -3020,9 +3695,25 @@ export type SwapsGetSwapErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type SwapsGetSwapError = SwapsGetSwapErrors[keyof SwapsGetSwapErrors];
@@ -3064,9 +3755,25 @@ export type VirtualAccountsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type VirtualAccountsListError = VirtualAccountsListErrors[keyof VirtualAccountsListErrors];
@@ -3086,7 +3793,7 @@ export type VirtualAccountsCreateData = {
 
 export type VirtualAccountsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3102,6 +3809,18 @@ export type VirtualAccountsCreateErrors = {
      */
     404: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3110,9 +3829,21 @@ export type VirtualAccountsCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3154,9 +3885,25 @@ export type VirtualAccountsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type VirtualAccountsGetError = VirtualAccountsGetErrors[keyof VirtualAccountsGetErrors];
@@ -3176,7 +3923,7 @@ export type CardHoldersRegisterData = {
 
 export type CardHoldersRegisterErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3196,6 +3943,18 @@ export type CardHoldersRegisterErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3204,9 +3963,21 @@ export type CardHoldersRegisterErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3248,9 +4019,25 @@ export type CardHoldersGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CardHoldersGetError = CardHoldersGetErrors[keyof CardHoldersGetErrors];
@@ -3296,9 +4083,25 @@ export type CardsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CardsListError = CardsListErrors[keyof CardsListErrors];
@@ -3313,7 +4116,7 @@ export type CardsCreateData = {
     body: CreateCardDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -3324,7 +4127,7 @@ export type CardsCreateData = {
 
 export type CardsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3346,6 +4149,18 @@ export type CardsCreateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -3354,9 +4169,21 @@ export type CardsCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -3398,9 +4225,25 @@ export type CardsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CardsGetError = CardsGetErrors[keyof CardsGetErrors];
@@ -3442,6 +4285,10 @@ export type CardsFreezeErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3450,9 +4297,21 @@ export type CardsFreezeErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3498,6 +4357,10 @@ export type CardsUnfreezeErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3506,9 +4369,21 @@ export type CardsUnfreezeErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3554,6 +4429,10 @@ export type CardsTerminateErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3562,9 +4441,21 @@ export type CardsTerminateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3583,7 +4474,7 @@ export type CardsTopUpData = {
     body: CardAmountDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -3596,7 +4487,7 @@ export type CardsTopUpData = {
 
 export type CardsTopUpErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3618,6 +4509,18 @@ export type CardsTopUpErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -3626,9 +4529,21 @@ export type CardsTopUpErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -3647,7 +4562,7 @@ export type CardsWithdrawData = {
     body: CardAmountDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -3660,7 +4575,7 @@ export type CardsWithdrawData = {
 
 export type CardsWithdrawErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3682,6 +4597,18 @@ export type CardsWithdrawErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -3690,9 +4617,21 @@ export type CardsWithdrawErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -3744,6 +4683,10 @@ export type CardsListTransactionsErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3752,9 +4695,21 @@ export type CardsListTransactionsErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3791,6 +4746,22 @@ export type WebhooksReceiveErrors = {
      * Missing or wrong signature; nothing stored.
      */
     401: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhooksReceiveError = WebhooksReceiveErrors[keyof WebhooksReceiveErrors];
@@ -3829,9 +4800,25 @@ export type ReconciliationRunsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsListError = ReconciliationRunsListErrors[keyof ReconciliationRunsListErrors];
@@ -3851,7 +4838,7 @@ export type ReconciliationRunsStartData = {
 
 export type ReconciliationRunsStartErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3867,9 +4854,33 @@ export type ReconciliationRunsStartErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsStartError = ReconciliationRunsStartErrors[keyof ReconciliationRunsStartErrors];
@@ -3907,9 +4918,25 @@ export type ReconciliationRunsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsGetError = ReconciliationRunsGetErrors[keyof ReconciliationRunsGetErrors];
@@ -3954,9 +4981,25 @@ export type ReconciliationRunsItemsErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsItemsError = ReconciliationRunsItemsErrors[keyof ReconciliationRunsItemsErrors];
@@ -3994,9 +5037,25 @@ export type ReconciliationRunsExportErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsExportError = ReconciliationRunsExportErrors[keyof ReconciliationRunsExportErrors];
