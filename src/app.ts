@@ -16,6 +16,7 @@ import {
   jsonTooDeep,
   MAX_PARAM_LENGTH,
 } from './common/http-limits';
+import { answerMethodNotAllowed } from './common/method-not-allowed';
 import { finishOpenApiDocument, operationIdOf } from './common/openapi-document';
 import { closeRequestSchemas, describePathPipes, describeValidators } from './common/openapi-validators';
 import { sendProblem } from './common/problem-details.filter';
@@ -121,7 +122,9 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   //    see it cut). Closing: a request that still reaches this instance, on a connection opened
   //    before, gets 503 `shutting_down` with Retry-After and the connection is closed, so the client
   //    or load balancer retries on another instance. Never a 500, never a reset;
-  // 3. the `x-request-id` answered, and the URL's length (414 over MAX_URL_LENGTH).
+  // 3. the `x-request-id` answered, and the URL's length (414 over MAX_URL_LENGTH);
+  // 4. a request no route matches whose path has routes for other methods: 405 with Allow (OPTIONS:
+  //    204 with Allow), common/method-not-allowed.ts; an unknown path goes on to the 404.
   fastify.addHook('onRequest', (request, reply, done) => {
     enterRequestScope(request, () => {
       const phase = shutdown.phase;
@@ -138,7 +141,10 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
         }
       }
       void reply.header('x-request-id', request.id);
-      checkUrlLength(request, reply, done);
+      checkUrlLength(request, reply, () => {
+        if (request.is404 && answerMethodNotAllowed(fastify, request, reply)) return;
+        done();
+      });
     });
   });
   fastify.addHook('onResponse', (request, reply, done) => {

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsNotEmpty, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
 import { ApiMinorUnits } from '../common/api-money';
-import { upper } from '../common/validation';
+import { upper, OptionalNonNull } from '../common/validation';
 
 /** Body of POST /v1/payouts. */
 export class CreatePayoutDto {
@@ -19,7 +19,7 @@ export class CreatePayoutDto {
   amount: number;
 
   @ApiPropertyOptional({ example: 'USD', default: 'USD', description: 'Wallet currency debited.' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(upper)
   @IsString()
   @Matches(/^[A-Z]{3,5}$/, { message: 'sourceCurrency must be a currency code' })
@@ -34,7 +34,7 @@ export class PayoutDecisionDto {
     example: 'Invoice checked against the contract',
     description: 'Why; kept in the status history (and as failureReason of a rejected payout).',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsDateString, IsIn, IsOptional } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsDateString, IsIn } from 'class-validator';
 import { ApiMinorUnits } from '../common/api-money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
+import { OptionalNonNull } from '../common/validation';
 
 /** Ledger kinds a report can compare: those the provider's GET /transactions/{id} answers for. */
 export const RECONCILED_KINDS = ['payout', 'collection', 'swap'] as const;
@@ -35,7 +36,7 @@ export class CreateReconciliationRunDto {
     isArray: true,
     description: 'Ledger kinds to compare (default all three). Card movements are not known to the lookup.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsArray()
   @ArrayUnique()
   @ArrayMaxSize(RECONCILED_KINDS.length)
@@ -126,7 +127,7 @@ export class ReconciliationItemPageDto extends PageMetaDto {
 /** Query of GET /v1/reconciliation-runs/{id}/items. */
 export class ListReconciliationItemsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: RECONCILIATION_CLASSES })
-  @IsOptional()
+  @OptionalNonNull()
   @IsIn(RECONCILIATION_CLASSES)
   class?: ReconciliationClass;
 }

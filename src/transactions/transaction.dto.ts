@@ -5,7 +5,6 @@ import {
   IsIn,
   IsInt,
   IsISO8601,
-  IsOptional,
   IsString,
   IsUUID,
   Matches,
@@ -17,7 +16,7 @@ import {
   ValidationOptions,
 } from 'class-validator';
 import { ApiMinorUnits } from '../common/api-money';
-import { lower, trim, upper } from '../common/validation';
+import { lower, trim, upper, OptionalNonNull } from '../common/validation';
 import {
   StatusChangeSource,
   TransactionDirection,
@@ -75,13 +74,13 @@ function NotBelow(lowerField: string, kind: 'instant' | 'integer', options?: Val
  */
 export class TransactionFilterDto {
   @ApiPropertyOptional({ enum: KINDS, enumName: 'TransactionKind', description: 'Kind of money movement.' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsIn(KINDS, { message: `kind must be one of: ${KINDS.join(', ')}` })
   kind?: TransactionKind;
 
   @ApiPropertyOptional({ enum: STATUSES, enumName: 'TransactionStatus', description: 'Ledger status.' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsIn(STATUSES, { message: `status must be one of: ${STATUSES.join(', ')}` })
   status?: TransactionStatus;
@@ -91,7 +90,7 @@ export class TransactionFilterDto {
     enumName: 'TransactionDirection',
     description: 'credit (money in) or debit (money out).',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsIn(DIRECTIONS, { message: `direction must be one of: ${DIRECTIONS.join(', ')}` })
   direction?: TransactionDirection;
@@ -100,29 +99,29 @@ export class TransactionFilterDto {
     example: 'USD',
     description: 'Currency code of `amount` (case-insensitive; stored upper-case).',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(upper)
   @IsString()
   @Matches(/^[A-Z]{3,5}$/, { message: 'currency must be a currency code such as USD' })
   currency?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Gateway id of the customer.' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsUUID('all', { message: 'customerId must be a UUID' })
   customerId?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Gateway id of the card (card top-ups, withdrawals, spends).' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsUUID('all', { message: 'cardId must be a UUID' })
   cardId?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Gateway id of the beneficiary (payouts).' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsUUID('all', { message: 'beneficiaryId must be a UUID' })
   beneficiaryId?: string;
 
   @ApiPropertyOptional({ description: "The gateway's reference of the transaction (exact match)." })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @MaxLength(100)
@@ -133,7 +132,7 @@ export class TransactionFilterDto {
     example: '2026-11-01T00:00:00Z',
     description: 'Created at or after this instant (inclusive). ISO 8601; a date alone means 00:00 UTC.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @Matches(ISO_INSTANT, { message: 'from must be an ISO 8601 date or date-time with a zone' })
   @IsISO8601({ strict: true }, { message: 'from must be a valid ISO 8601 date' })
@@ -144,7 +143,7 @@ export class TransactionFilterDto {
     example: '2026-12-01T00:00:00Z',
     description: 'Created before this instant (exclusive). ISO 8601; must not be before `from`.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @Matches(ISO_INSTANT, { message: 'to must be an ISO 8601 date or date-time with a zone' })
   @IsISO8601({ strict: true }, { message: 'to must be a valid ISO 8601 date' })
@@ -156,7 +155,7 @@ export class TransactionFilterDto {
     example: '10000',
     description: 'Smallest `amount`, in minor units (inclusive): 1 to 18 digits.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @Matches(MINOR_UNITS, { message: 'amountMin must be a non-negative integer of minor units' })
   amountMin?: string;
@@ -166,7 +165,7 @@ export class TransactionFilterDto {
     example: '500000',
     description: 'Largest `amount`, in minor units (inclusive): 1 to 18 digits; must not be below `amountMin`.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @Matches(MINOR_UNITS, { message: 'amountMax must be a non-negative integer of minor units' })
   @NotBelow('amountMin', 'integer')
@@ -183,7 +182,7 @@ export class ExportTransactionsQueryDto extends TransactionFilterDto {
     default: 'desc',
     description: 'desc = newest first (default), asc = oldest first; ties broken by id.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsIn(['asc', 'desc'], { message: 'order must be asc or desc' })
   order?: TransactionOrder;
@@ -194,13 +193,13 @@ export class ListTransactionsQueryDto extends ExportTransactionsQueryDto {
   @ApiPropertyOptional({
     description: "Opaque cursor from a previous page's `nextCursor` (same filters and order).",
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @MaxLength(200)
   cursor?: string;
 
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_TRANSACTION_PAGE, default: DEFAULT_TRANSACTION_PAGE })
-  @IsOptional()
+  @OptionalNonNull()
   @Type(() => Number)
   @IsInt({ message: 'limit must be an integer' })
   @Min(1)
@@ -219,7 +218,7 @@ export class GetTransactionQueryDto {
       'Look the transaction up at the provider first (GET /transactions/{id}) and apply any forward status move ' +
       '(source `reconciliation`).',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean({ message: 'refresh must be true or false' })
   refresh?: boolean;

@@ -7,6 +7,7 @@ export const ErrorCodeSchema = {
         'unauthorized',
         'forbidden',
         'not_found',
+        'method_not_allowed',
         'conflict',
         'idempotency_key_missing',
         'idempotency_key_reused',
