@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { isISO31661Alpha2 } from 'class-validator';
 import { FetchingJSONSchemaStore, InputData, JSONSchemaInput, quicktype } from 'quicktype-core';
+import { CountryCodes } from 'validator/lib/isISO31661Alpha2';
+import { UUID_PATTERN } from '../src/common/openapi-validators';
 
 /**
  * openapi.json is as strict as the server, in ways a client generator sees (issue 37):
@@ -195,11 +198,20 @@ describe('openapi.json states what the server enforces', () => {
     expect(open).toEqual([]);
   });
 
+  it('a country is one of the codes the server accepts, all of them', () => {
+    const parameter = (doc.paths['/v1/payout-countries/{country}'].get.parameters as Json[]).find(
+      (item) => item.name === 'country',
+    );
+    const accepted = [...CountryCodes].filter((code) => isISO31661Alpha2(code)).sort();
+    expect(parameter?.schema.enum).toEqual(accepted);
+    expect(doc.components.schemas.CreateBeneficiaryDto.properties.country.enum).toEqual(accepted);
+  });
+
   it('every {id} path parameter is a UUID, and the Idempotency-Key header states its rules', () => {
     for (const { operation } of operations) {
       for (const parameter of (operation.parameters ?? []) as Json[]) {
         if (parameter.in === 'path' && /^(id|\w+Id)$/.test(parameter.name))
-          expect(parameter.schema).toEqual({ type: 'string', format: 'uuid' });
+          expect(parameter.schema).toEqual({ type: 'string', format: 'uuid', pattern: UUID_PATTERN });
         if (parameter.in === 'header' && parameter.name === 'Idempotency-Key')
           expect(parameter.schema).toEqual({
             type: 'string',

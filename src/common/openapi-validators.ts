@@ -6,6 +6,7 @@ import type { ParameterObject, SchemaObject } from '@nestjs/swagger/dist/interfa
 import { defaultMetadataStorage } from 'class-transformer/cjs/storage';
 import { getMetadataStorage } from 'class-validator';
 import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
+import { CountryCodes } from 'validator/lib/isISO31661Alpha2';
 import { lower, ParseCountryPipe, trim, upper } from './validation';
 
 /** Where @nestjs/swagger keeps a class's `@ApiProperty` options (its DECORATORS constants). */
@@ -14,6 +15,18 @@ const API_MODEL_PROPERTIES_ARRAY = 'swagger/apiModelPropertiesArray';
 
 /** The largest 32-bit signed integer: an integer field bounded above it is described as `int64`. */
 const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * What `@IsUUID()` and ParseIdPipe accept (validator's and Nest's `all`: versions 1 to 8 with the
+ * RFC variant, the nil and the max UUID, any case), as an ECMA-262 pattern without flags: stated
+ * beside `format: uuid`, whose usual checkers accept any version nibble.
+ */
+export const UUID_PATTERN =
+  '^(?:[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[1-8][0-9A-Fa-f]{3}-[89ABab][0-9A-Fa-f]{3}-[0-9A-Fa-f]{12}|' +
+  '00000000-0000-0000-0000-000000000000|[Ff]{8}-[Ff]{4}-[Ff]{4}-[Ff]{4}-[Ff]{12})$';
+
+/** The ISO 3166-1 alpha-2 codes `@IsISO31661Alpha2` and ParseCountryPipe accept (validator's own list), sorted. */
+const COUNTRY_CODES = [...CountryCodes].sort();
 
 /** The swagger options one validation rule implies (merged over the property's own `@ApiProperty`). */
 type Derived = Record<string, unknown>;
@@ -40,13 +53,13 @@ function describeRule(rule: ValidationMetadata): Derived {
     case 'isIn':
       return each ? { items: { type: 'string', enum: first } } : { enum: first };
     case 'isUuid':
-      return { format: 'uuid' };
+      return { format: 'uuid', pattern: UUID_PATTERN };
     case 'isEmail':
       return { format: 'email' };
     case 'isUrl':
       return { format: 'uri' };
     case 'isISO31661Alpha2':
-      return { pattern: '^[A-Z]{2}$' };
+      return { enum: COUNTRY_CODES };
     case 'isBoolean':
       return { type: 'boolean' };
     case 'arrayMaxSize':
@@ -91,7 +104,8 @@ function validatedClasses(): Map<Type, Map<string, ValidationMetadata[]>> {
  * options, so that the OpenAPI document states the validators (one source: the rules on the DTO):
  * `@IsInt` → `type: integer`, `@Min`/`@Max` → `minimum`/`maximum` (`format: int64` above 2^31−1),
  * `@MaxLength`/`@MinLength`/`@IsNotEmpty` → lengths, `@Matches` → `pattern`, `@IsIn` → `enum`,
- * `@IsUUID`/`@IsEmail`/`@IsUrl` → `format`, `@IsISO31661Alpha2` → `^[A-Z]{2}$`, array sizes and
+ * `@IsUUID` → `format: uuid` and UUID_PATTERN, `@IsEmail`/`@IsUrl` → `format`, `@IsISO31661Alpha2`
+ * → the enum of the codes it accepts, array sizes and
  * uniqueness. A field trimmed or case-folded by `trim`/`upper`/`lower` says so in its description
  * (its pattern describes the value after that), and one trimmed and required non-empty also gets
  * the pattern `\S` when it has none (blank text is refused). Idempotent (safe to run before each
@@ -137,18 +151,20 @@ export function closeRequestSchemas(doc: OpenAPIObject, validated: Set<string>):
 
 /** The OpenAPI schema a path parameter's pipes enforce (a UUID, a country code), or undefined. */
 function describePipes(pipes: unknown[], name: string): { schema: SchemaObject; description?: string } | undefined {
-  if (pipes.some((pipe) => pipe instanceof ParseUUIDPipe)) return { schema: { type: 'string', format: 'uuid' } };
+  if (pipes.some((pipe) => pipe instanceof ParseUUIDPipe))
+    return { schema: { type: 'string', format: 'uuid', pattern: UUID_PATTERN } };
   if (pipes.some((pipe) => pipe instanceof ParseCountryPipe))
     return {
-      schema: { type: 'string', pattern: '^[A-Za-z]{2}$' },
-      description: `${name}: an ISO 3166-1 alpha-2 country code (any case).`,
+      schema: { type: 'string', enum: COUNTRY_CODES },
+      description: `${name}: an ISO 3166-1 alpha-2 country code (also accepted in lower case).`,
     };
   return undefined;
 }
 
 /**
  * Writes into each operation's path parameters what the pipes of its `@Param` enforce (ParseIdPipe:
- * `format: uuid`; ParseCountryPipe: two letters), read from the route's own parameter metadata.
+ * `format: uuid` and UUID_PATTERN; ParseCountryPipe: the country codes), read from the route's own
+ * parameter metadata.
  * `controllers` are the app's controller classes; operations are found by their operationId
  * (`operationIdOf`). Mutates `doc`.
  */
