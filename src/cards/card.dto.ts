@@ -5,7 +5,7 @@ import { ApiMinorUnits } from '../common/api-money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { lower, trim, OptionalNonNull } from '../common/validation';
 import { CardStatus, TransactionStatus } from '../generated/prisma/enums';
-import { CARD_BRANDS } from './card-rules';
+import { CARD_BRANDS, CARD_TOPUP_MAX_MINOR, CARD_TOPUP_MIN_MINOR } from './card-rules';
 
 export const CARD_STATUSES = Object.values(CardStatus);
 export const CARD_TRANSACTION_STATUSES = Object.values(TransactionStatus);
@@ -63,16 +63,29 @@ export class ListCardsQueryDto extends PageQueryDto {
   status?: string;
 }
 
-/** Body of POST /v1/cards/{id}/top-ups and /withdrawals. */
+/** Body of POST /v1/cards/{id}/withdrawals. */
 export class CardAmountDto {
-  @ApiProperty({
-    example: 2500,
-    description:
-      'USD MINOR units (2500 = 25.00 USD). Top-ups: 300–250000 (3.00–2,500.00 USD), checked before the provider is called.',
-  })
+  @ApiProperty({ example: 2500, description: 'USD MINOR units (2500 = 25.00 USD).' })
   @IsInt()
   @Min(1)
   @Max(Number.MAX_SAFE_INTEGER)
+  amount: number;
+}
+
+/** Body of POST /v1/cards/{id}/top-ups: the amount within the provider's top-up bounds (card-rules.ts). */
+export class CardTopUpDto {
+  @ApiProperty({
+    example: 2500,
+    description:
+      'USD MINOR units (2500 = 25.00 USD): 300–250000 (3.00–2,500.00 USD), checked before the provider is called.',
+  })
+  @IsInt()
+  @Min(Number(CARD_TOPUP_MIN_MINOR), {
+    message: `amount must be between ${CARD_TOPUP_MIN_MINOR} and ${CARD_TOPUP_MAX_MINOR} USD minor units (3.00 to 2,500.00 USD)`,
+  })
+  @Max(Number(CARD_TOPUP_MAX_MINOR), {
+    message: `amount must be between ${CARD_TOPUP_MIN_MINOR} and ${CARD_TOPUP_MAX_MINOR} USD minor units (3.00 to 2,500.00 USD)`,
+  })
   amount: number;
 }
 

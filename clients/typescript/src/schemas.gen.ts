@@ -3947,16 +3947,15 @@ export const CardPageDtoSchema = {
     ]
 } as const;
 
-export const CardAmountDtoSchema = {
+export const CardTopUpDtoSchema = {
     type: 'object',
     properties: {
         amount: {
             type: 'integer',
             example: 2500,
-            description: 'USD MINOR units (2500 = 25.00 USD). Top-ups: 300–250000 (3.00–2,500.00 USD), checked before the provider is called.',
-            maximum: 9007199254740991,
-            format: 'int64',
-            minimum: 1
+            description: 'USD MINOR units (2500 = 25.00 USD): 300–250000 (3.00–2,500.00 USD), checked before the provider is called.',
+            maximum: 250000,
+            minimum: 300
         }
     },
     required: [
@@ -4074,6 +4073,24 @@ export const CardTransactionDtoSchema = {
         'updatedAt',
         'completedAt'
     ]
+} as const;
+
+export const CardAmountDtoSchema = {
+    type: 'object',
+    properties: {
+        amount: {
+            type: 'integer',
+            example: 2500,
+            description: 'USD MINOR units (2500 = 25.00 USD).',
+            maximum: 9007199254740991,
+            format: 'int64',
+            minimum: 1
+        }
+    },
+    required: [
+        'amount'
+    ],
+    additionalProperties: false
 } as const;
 
 export const CardTransactionPageDtoSchema = {

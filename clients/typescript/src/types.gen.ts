@@ -1159,9 +1159,9 @@ export type CardPageDto = {
     data: Array<CardDto>;
 };
 
-export type CardAmountDto = {
+export type CardTopUpDto = {
     /**
-     * USD MINOR units (2500 = 25.00 USD). Top-ups: 300–250000 (3.00–2,500.00 USD), checked before the provider is called.
+     * USD MINOR units (2500 = 25.00 USD): 300–250000 (3.00–2,500.00 USD), checked before the provider is called.
      */
     amount: number;
 };
@@ -1199,6 +1199,13 @@ export type CardTransactionDto = {
     createdAt: string;
     updatedAt: string;
     completedAt: string | null;
+};
+
+export type CardAmountDto = {
+    /**
+     * USD MINOR units (2500 = 25.00 USD).
+     */
+    amount: number;
 };
 
 export type CardTransactionPageDto = {
@@ -4471,7 +4478,7 @@ export type CardsTerminateResponses = {
 export type CardsTerminateResponse = CardsTerminateResponses[keyof CardsTerminateResponses];
 
 export type CardsTopUpData = {
-    body: CardAmountDto;
+    body: CardTopUpDto;
     headers: {
         /**
          * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
