@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsString, IsUUID, Matches, Max, Min } from 'class-validator';
 import { ApiMinorUnits } from '../common/api-money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-import { lower, trim, OptionalNonNull } from '../common/validation';
+import { lower, trim, OptionalNonNull, ZeroOrBetween } from '../common/validation';
 import { CardStatus, TransactionStatus } from '../generated/prisma/enums';
 import { CARD_BRANDS, CARD_TOPUP_MAX_MINOR, CARD_TOPUP_MIN_MINOR } from './card-rules';
 
@@ -35,8 +35,11 @@ export class CreateCardDto {
       'A non-zero amount is a money movement: a `card_topup` ledger row settled by the creation callback.',
   })
   @IsInt()
-  @Min(0)
-  @Max(Number.MAX_SAFE_INTEGER)
+  @ZeroOrBetween(
+    Number(CARD_TOPUP_MIN_MINOR),
+    Number(CARD_TOPUP_MAX_MINOR),
+    `amount must be 0, or between ${CARD_TOPUP_MIN_MINOR} and ${CARD_TOPUP_MAX_MINOR} USD minor units (3.00 to 2,500.00 USD)`,
+  )
   amount: number;
 
   @ApiPropertyOptional({

@@ -62,6 +62,15 @@ function describeRule(rule: ValidationMetadata): Derived {
       return { enum: COUNTRY_CODES };
     case 'isBoolean':
       return { type: 'boolean' };
+    case 'zeroOrBetween': {
+      const [min, max] = rule.constraints as [number, number];
+      return {
+        anyOf: [
+          { type: 'integer', minimum: 0, maximum: 0 },
+          { type: 'integer', minimum: min, maximum: max },
+        ],
+      };
+    }
     case 'arrayMaxSize':
       return { maxItems: first };
     case 'arrayMinSize':
@@ -104,7 +113,7 @@ function validatedClasses(): Map<Type, Map<string, ValidationMetadata[]>> {
  * options, so that the OpenAPI document states the validators (one source: the rules on the DTO):
  * `@IsInt` → `type: integer`, `@Min`/`@Max` → `minimum`/`maximum` (`format: int64` above 2^31−1),
  * `@MaxLength`/`@MinLength`/`@IsNotEmpty` → lengths, `@Matches` → `pattern`, `@IsIn` → `enum`,
- * `@IsUUID` → `format: uuid` and UUID_PATTERN, `@IsEmail`/`@IsUrl` → `format`, `@IsISO31661Alpha2`
+ * `ZeroOrBetween` → a choice of 0 and the range, `@IsUUID` → `format: uuid` and UUID_PATTERN, `@IsEmail`/`@IsUrl` → `format`, `@IsISO31661Alpha2`
  * → the enum of the codes it accepts, array sizes and
  * uniqueness. A field trimmed or case-folded by `trim`/`upper`/`lower` says so in its description
  * (its pattern describes the value after that), and one trimmed and required non-empty also gets
@@ -125,6 +134,8 @@ export function describeValidators(): Set<string> {
       const existing = (Reflect.getMetadata(API_MODEL_PROPERTIES, prototype, property) ?? {}) as Derived;
       const merged: Derived = { ...existing, ...derived };
       if (derived.type === 'integer' || derived.type === 'boolean') merged.type = derived.type;
+      // A choice of ranges states its bounds in its branches only (and `type: integer` beside them).
+      if (derived.anyOf) for (const key of ['format', 'minimum', 'maximum']) delete merged[key];
       if (derived.items) merged.items = { ...(existing.items ?? {}), ...(derived.items as Derived) };
       const description = typeof existing.description === 'string' ? existing.description : '';
       if (note && !description.includes(note)) merged.description = description ? `${description} ${note}` : note;

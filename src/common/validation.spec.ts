@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Transform, Type } from 'class-transformer';
 import { IsInt, IsString, Max, Min } from 'class-validator';
 import { ValidationError } from './errors';
-import { createValidationPipe, OptionalNonNull, ParseCountryPipe } from './validation';
+import { createValidationPipe, OptionalNonNull, ParseCountryPipe, ZeroOrBetween } from './validation';
 
 class OptionalQuery {
   @OptionalNonNull()
@@ -69,6 +69,24 @@ describe('OptionalNonNull', () => {
     await expect(createValidationPipe().transform({ note: null }, body)).rejects.toMatchObject({
       errors: [{ field: 'note', message: 'note must not be null' }],
     });
+  });
+});
+
+describe('ZeroOrBetween', () => {
+  class Funding {
+    @ZeroOrBetween(300, 250_000)
+    amount!: number;
+  }
+  const body = { type: 'body' as const, metatype: Funding, data: undefined };
+
+  it('accepts 0 and the range, refuses the rest naming the field', async () => {
+    const pipe = createValidationPipe();
+    for (const amount of [0, 300, 250_000])
+      await expect(pipe.transform({ amount }, body)).resolves.toEqual(Object.assign(new Funding(), { amount }));
+    for (const amount of [1, 299, 250_001, 300.5, -300, '300'])
+      await expect(pipe.transform({ amount }, body)).rejects.toMatchObject({
+        errors: [{ field: 'amount', message: 'amount must be 0, or between 300 and 250000' }],
+      });
   });
 });
 

@@ -44,6 +44,22 @@ export const OptionalNonNull = () =>
   );
 
 /**
+ * An integer amount that is either 0 (nothing) or within [min, max] (e.g. a card's initial funding:
+ * none, or within the top-up bounds). Described in the API as a choice of those two integer ranges
+ * (openapi-validators.ts, rule `zeroOrBetween`).
+ */
+export const ZeroOrBetween = (min: number, max: number, message?: string) =>
+  ValidateBy({
+    name: 'zeroOrBetween',
+    constraints: [min, max],
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'number' && Number.isInteger(value) && (value === 0 || (value >= min && value <= max)),
+      defaultMessage: (args) => message ?? `${args?.property ?? 'value'} must be 0, or between ${min} and ${max}`,
+    },
+  });
+
+/**
  * Flattens class-validator's nested errors into `{field, message}` with dotted field paths. A field
  * refused for being `null` (OptionalNonNull) gets that one message, not also its type's.
  */

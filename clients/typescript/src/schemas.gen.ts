@@ -3737,12 +3737,20 @@ export const CreateCardDtoSchema = {
             pattern: '^[a-z]{2,30}$'
         },
         amount: {
-            type: 'integer',
             example: 5000,
             description: 'Initial funding in USD MINOR units (5000 = 50.00 USD): 0, or 300–250000 (the top-up bounds, 3.00–2,500.00 USD). A non-zero amount is a money movement: a `card_topup` ledger row settled by the creation callback.',
-            maximum: 9007199254740991,
-            format: 'int64',
-            minimum: 0
+            anyOf: [
+                {
+                    type: 'integer',
+                    minimum: 0,
+                    maximum: 0
+                },
+                {
+                    type: 'integer',
+                    minimum: 300,
+                    maximum: 250000
+                }
+            ]
         },
         reference: {
             type: 'string',
