@@ -47,8 +47,19 @@ const DATABASE_ACCESS = [
   },
 ];
 
+/**
+ * class-validator's `@IsOptional` lets an explicit `null` through as if the field were not given (a
+ * `null` currency fell back to USD, issue 37): optional fields use OptionalNonNull
+ * (src/common/validation.ts), which refuses `null` naming the field.
+ */
+const IS_OPTIONAL = {
+  name: 'class-validator',
+  importNames: ['IsOptional'],
+  message: 'IsOptional lets null through: use OptionalNonNull from src/common/validation.ts.',
+};
+
 /** The `no-restricted-imports` patterns of a folder (flat config replaces a rule's options, so each folder lists all it keeps). */
-const restricted = (...patterns) => ['error', { patterns }];
+const restricted = (...patterns) => ['error', { patterns, paths: [IS_OPTIONAL] }];
 
 /** The no-unsafe-* family (any flowing into typed code), turned off together where JSON is untyped by nature. */
 const UNSAFE_ANY_OFF = {

@@ -3,8 +3,9 @@
  * @hey-api/openapi-ts (pinned in package.json) into clients/typescript/src, or into `<dir>` (CI
  * generates into a temporary folder and compares, test/sdk-client.spec.ts). The output is a fetch
  * client with no runtime dependency: types (types.gen.ts), one function per operation named from its
- * operationId (sdk.gen.ts) and the client core (client/, core/). Deterministic: the same openapi.json
- * and generator version give the same bytes. docs/api.md "Typed client".
+ * operationId (sdk.gen.ts), the schemas as consts (schemas.gen.ts: what TypeScript's types cannot say,
+ * such as an amount's `type: integer` and bounds) and the client core (client/, core/). Deterministic:
+ * the same openapi.json and generator version give the same bytes. docs/api.md "Typed client".
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -26,6 +27,9 @@ const result = spawnSync(
     '--plugins',
     '@hey-api/typescript',
     '@hey-api/sdk',
+    // schemas.gen.ts: each schema as a const, so a caller can read what TypeScript's `number` cannot
+    // say (an amount's `type: integer`, `format: int64` and bounds) and check values at run time.
+    '@hey-api/schemas',
     '--no-log-file',
     '--silent',
   ],

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { NestFactory } from '@nestjs/core';
+import type { Type } from '@nestjs/common';
+import { ModulesContainer, NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { RawServerDefault } from 'fastify';
@@ -15,7 +16,9 @@ import {
   jsonTooDeep,
   MAX_PARAM_LENGTH,
 } from './common/http-limits';
+import { answerMethodNotAllowed } from './common/method-not-allowed';
 import { finishOpenApiDocument, operationIdOf } from './common/openapi-document';
+import { closeRequestSchemas, describePathPipes, describeValidators } from './common/openapi-validators';
 import { sendProblem } from './common/problem-details.filter';
 import { enterRequestScope } from './common/request-context';
 import { createValidationPipe } from './common/validation';
@@ -53,7 +56,15 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     .addServer('http://127.0.0.1:3000', 'Local gateway (npm start)')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Gateway API key (npm run api-key -- create)' })
     .build();
-  return finishOpenApiDocument(SwaggerModule.createDocument(app, config, { operationIdFactory: operationIdOf }));
+  // The validators' rules go into the properties' swagger options first (one source, openapi-validators.ts).
+  const validated = describeValidators();
+  const doc = SwaggerModule.createDocument(app, config, { operationIdFactory: operationIdOf });
+  closeRequestSchemas(doc, validated);
+  const controllers = [...app.get(ModulesContainer).values()].flatMap((module) =>
+    [...module.controllers.values()].map((wrapper) => wrapper.metatype as Type),
+  );
+  describePathPipes(doc, controllers, operationIdOf);
+  return finishOpenApiDocument(doc);
 }
 
 /**
@@ -111,7 +122,9 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
   //    see it cut). Closing: a request that still reaches this instance, on a connection opened
   //    before, gets 503 `shutting_down` with Retry-After and the connection is closed, so the client
   //    or load balancer retries on another instance. Never a 500, never a reset;
-  // 3. the `x-request-id` answered, and the URL's length (414 over MAX_URL_LENGTH).
+  // 3. the `x-request-id` answered, and the URL's length (414 over MAX_URL_LENGTH);
+  // 4. a request no route matches whose path has routes for other methods: 405 with Allow (OPTIONS:
+  //    204 with Allow), common/method-not-allowed.ts; an unknown path goes on to the 404.
   fastify.addHook('onRequest', (request, reply, done) => {
     enterRequestScope(request, () => {
       const phase = shutdown.phase;
@@ -128,7 +141,10 @@ export async function createApp(options: { bufferLogs?: boolean } = {}): Promise
         }
       }
       void reply.header('x-request-id', request.id);
-      checkUrlLength(request, reply, done);
+      checkUrlLength(request, reply, () => {
+        if (request.is404 && answerMethodNotAllowed(fastify, request, reply)) return;
+        done();
+      });
     });
   });
   fastify.addHook('onResponse', (request, reply, done) => {

@@ -54,6 +54,11 @@ const PLANTED: Record<string, [source: string, ruleId: string, message?: string]
     'no-restricted-imports',
     'Only src/provider speaks the provider dialect',
   ],
+  'is-optional.ts': [
+    `import { IsOptional, IsString } from 'class-validator';\n\nexport class Body {\n  @IsOptional()\n  @IsString()\n  note?: string;\n}\n`,
+    'no-restricted-imports',
+    'IsOptional lets null through',
+  ],
   'other-repository.ts': [
     `import { OutboxRepository } from '../outbound/outbox.repository';\n\nexport const repository = OutboxRepository;\n`,
     'no-restricted-imports',

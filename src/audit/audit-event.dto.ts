@@ -1,33 +1,34 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDateString, IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
+import { IsDateString, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
+import { OptionalNonNull } from '../common/validation';
 
 /** Query of GET /v1/audit-events: filters combined with AND, newest first, cursor pages. */
 export class ListAuditEventsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ format: 'uuid', description: 'Only events of this API client.' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsUUID()
   actorId?: string;
 
   @ApiPropertyOptional({ example: 'payout.confirm', description: 'Only this action.' })
-  @IsOptional()
+  @OptionalNonNull()
   @Matches(/^[a-z_]+\.[a-z_]+$/, { message: 'action must look like payout.confirm' })
   @MaxLength(64)
   action?: string;
 
   @ApiPropertyOptional({ description: 'Only events about this resource id.' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @MaxLength(128)
   targetId?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Events at or after this instant.' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsDateString()
   from?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Events before this instant.' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsDateString()
   to?: string;
 }

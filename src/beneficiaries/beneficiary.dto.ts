@@ -1,8 +1,8 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsISO31661Alpha2, IsObject, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
+import { IsISO31661Alpha2, IsObject, IsString, IsUUID, Matches } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-import { upper } from '../common/validation';
+import { upper, OptionalNonNull } from '../common/validation';
 
 /** One field of a destination type (docs/provider.md#beneficiaries). */
 export class DestinationFieldDto {
@@ -59,7 +59,7 @@ export class CreateBeneficiaryDto {
 
 /** Query of GET /v1/beneficiaries. */
 export class ListBeneficiariesQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() customerId?: string;
+  @ApiPropertyOptional({ format: 'uuid' }) @OptionalNonNull() @IsUUID() customerId?: string;
 }
 
 /** A beneficiary (payout destination). */

@@ -4,14 +4,13 @@ import {
   IsISO31661Alpha2,
   IsNotEmpty,
   IsObject,
-  IsOptional,
   IsString,
   IsUUID,
   Matches,
   MaxLength,
   ValidateNested,
 } from 'class-validator';
-import { trim, upper } from '../common/validation';
+import { trim, upper, OptionalNonNull } from '../common/validation';
 import { CARD_HOLDER_STATUSES } from './card-state';
 
 /** Longest image reference (URL or data URI) accepted; the request body limit applies as well. */
@@ -84,7 +83,7 @@ export class CreateCardHolderDto {
   idNumber: string;
 
   @ApiPropertyOptional({ example: 'Ada', maxLength: 100, description: "Defaults to the customer's first name." })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @IsNotEmpty()
@@ -92,7 +91,7 @@ export class CreateCardHolderDto {
   firstName?: string;
 
   @ApiPropertyOptional({ example: 'Obi', maxLength: 100, description: "Defaults to the customer's last name." })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @IsNotEmpty()
@@ -100,7 +99,7 @@ export class CreateCardHolderDto {
   lastName?: string;
 
   @ApiPropertyOptional({ example: '08012345678', description: "Defaults to the customer's phone." })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @Matches(/^\+?\d{6,15}$/, { message: 'phone must be 6-15 digits, optionally with a leading +' })
@@ -116,13 +115,13 @@ export class CreateCardHolderDto {
     example: '22222222222',
     description: 'Bank Verification Number, 11 digits. Required when address.country is NG.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   bvn?: string;
 
   @ApiPropertyOptional({ example: '1990-04-01', description: 'yyyy-mm-dd. Required when address.country is GH.' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   dateOfBirth?: string;
@@ -140,7 +139,7 @@ export class CreateCardHolderDto {
     example: 'https://cdn.example.com/kyc/ada-id.jpg',
     description: 'URL (or data URI) of the ID document. Sent to the provider, never stored.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @IsNotEmpty()
   @MaxLength(MAX_IMAGE_LENGTH)

@@ -14,6 +14,7 @@ import { ParseIdPipe } from '../common/validation';
 import { CardTransactionsService } from './card-transactions.service';
 import {
   CardAmountDto,
+  CardTopUpDto,
   CardDto,
   CardPageDto,
   CardTransactionDto,
@@ -126,7 +127,7 @@ export class CardsController {
   @ApiNotFound('card')
   @ApiConflict('conflict: the card is not active (frozen, terminated or not created yet), or a terminate is in flight.')
   @ApiUnsettledProviderErrors()
-  topUp(@Param('id', ParseIdPipe()) id: string, @Body() body: CardAmountDto): Promise<CardTransactionDto> {
+  topUp(@Param('id', ParseIdPipe()) id: string, @Body() body: CardTopUpDto): Promise<CardTransactionDto> {
     return this.transactions.topUp(id, body.amount);
   }
 

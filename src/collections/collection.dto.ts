@@ -6,7 +6,6 @@ import {
   IsInt,
   IsNotEmpty,
   IsObject,
-  IsOptional,
   IsString,
   IsUUID,
   Max,
@@ -14,9 +13,10 @@ import {
   Min,
   ValidateNested,
 } from 'class-validator';
+import { ApiMinorUnits } from '../common/api-money';
 import { CURRENCY_EXPONENTS } from '../common/money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-import { trim, upper } from '../common/validation';
+import { trim, upper, OptionalNonNull } from '../common/validation';
 import type { TransactionStatus } from '../generated/prisma/client';
 
 /** Statuses a collection's ledger row can have (src/transactions/transaction-state.ts, kind `collection`). */
@@ -108,7 +108,7 @@ export class CreateCollectionDto {
 /** Query of GET /v1/collections. */
 export class ListCollectionsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ format: 'uuid', description: "Only this customer's collections." })
-  @IsOptional()
+  @OptionalNonNull()
   @IsUUID()
   customerId?: string;
 
@@ -117,7 +117,7 @@ export class ListCollectionsQueryDto extends PageQueryDto {
     example: 'processing',
     description: 'Only collections in this status.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsIn(COLLECTION_STATUSES, { message: `status must be one of ${COLLECTION_STATUSES.join(', ')}` })
   status?: string;
 }
@@ -136,9 +136,9 @@ export class CollectionDto {
   status: string;
   @ApiProperty({ format: 'uuid' }) customerId: string;
   @ApiProperty({ example: 'NG' }) country: string;
-  @ApiProperty({ example: 6500000, description: 'Amount to pay, in minor units of `currency`.' }) amount: number;
+  @ApiMinorUnits({ example: 6500000, description: 'Amount to pay, in minor units of `currency`.' }) amount: number;
   @ApiProperty({ example: 'NGN' }) currency: string;
-  @ApiProperty({
+  @ApiMinorUnits({
     example: 97500,
     description: "The provider's fee, in minor units of `currency` (0 until the provider answers).",
   })

@@ -10,6 +10,8 @@ export enum ErrorCode {
   Unauthorized = 'unauthorized',
   Forbidden = 'forbidden',
   NotFound = 'not_found',
+  /** The path exists but not with this method: 405 with `Allow` listing the path's methods. */
+  MethodNotAllowed = 'method_not_allowed',
   Conflict = 'conflict',
   IdempotencyKeyMissing = 'idempotency_key_missing',
   IdempotencyKeyReused = 'idempotency_key_reused',
@@ -61,6 +63,7 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> =
   [ErrorCode.Forbidden]: { status: 403, title: 'Forbidden' },
   [ErrorCode.ApproverIsCreator]: { status: 403, title: 'The approver must be another API client than the creator' },
   [ErrorCode.NotFound]: { status: 404, title: 'Not found' },
+  [ErrorCode.MethodNotAllowed]: { status: 405, title: 'Method not allowed' },
   [ErrorCode.Conflict]: { status: 409, title: 'Conflict' },
   [ErrorCode.IdempotencyKeyReused]: { status: 409, title: 'Idempotency key reused with another request' },
   [ErrorCode.RequestInProgress]: { status: 409, title: 'Request with this idempotency key in progress' },

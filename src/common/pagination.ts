@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ValidationError } from './errors';
+import { OptionalNonNull } from './validation';
 
 /** Largest page a list endpoint serves (docs/api.md#conventions: `limit` ≤ 100). */
 export const MAX_PAGE_SIZE = 100;
@@ -9,13 +10,13 @@ export const MAX_PAGE_SIZE = 100;
 /** Query parameters shared by every keyset-paginated list. */
 export class PageQueryDto {
   @ApiPropertyOptional({ description: "Opaque cursor from a previous page's `nextCursor`." })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @MaxLength(200)
   cursor?: string;
 
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: 20 })
-  @IsOptional()
+  @OptionalNonNull()
   @Type(() => Number)
   @IsInt()
   @Min(1)

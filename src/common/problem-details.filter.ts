@@ -20,7 +20,7 @@ const CODE_BY_HTTP_STATUS: Record<number, ErrorCode> = {
   401: ErrorCode.Unauthorized,
   403: ErrorCode.Forbidden,
   404: ErrorCode.NotFound,
-  405: ErrorCode.NotFound,
+  405: ErrorCode.MethodNotAllowed,
   409: ErrorCode.Conflict,
   413: ErrorCode.PayloadTooLarge,
   414: ErrorCode.UriTooLong,

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiMinorUnits } from './api-money';
 import { ErrorCode } from './errors';
 
 /** One failing field of a `validation_failed` problem. */
@@ -9,8 +10,12 @@ export class FieldErrorDto {
 
 /** An amount in minor units of a currency, as a `provider_amount_mismatch` problem shows it. */
 export class ProblemMoneyDto {
-  @ApiProperty({ example: 10000, description: 'Minor units (a string beyond the largest safe JSON integer).' })
-  amount: number;
+  @ApiMinorUnits({
+    example: 10000,
+    orString: true,
+    description: 'Minor units (a string beyond the largest safe JSON integer).',
+  })
+  amount: number | string;
   @ApiProperty({ example: 'USD' }) currency: string;
 }
 
@@ -18,7 +23,7 @@ export class ProblemMoneyDto {
 export class ProblemDto {
   @ApiProperty({ example: 'urn:wallet-gateway:problem:validation_failed' }) type: string;
   @ApiProperty({ example: 'Validation failed' }) title: string;
-  @ApiProperty({ example: 400 }) status: number;
+  @ApiProperty({ type: 'integer', minimum: 400, maximum: 599, example: 400 }) status: number;
   @ApiProperty({ example: 'The request is invalid.' }) detail: string;
   @ApiProperty({ enum: ErrorCode, enumName: 'ErrorCode', example: ErrorCode.ValidationFailed }) code: ErrorCode;
   @ApiPropertyOptional({ example: '/v1/customers' }) instance?: string;

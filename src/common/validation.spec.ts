@@ -1,15 +1,15 @@
 import 'reflect-metadata';
 import { Transform, Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsInt, IsString, Max, Min } from 'class-validator';
 import { ValidationError } from './errors';
-import { createValidationPipe, ParseCountryPipe } from './validation';
+import { createValidationPipe, OptionalNonNull, ParseCountryPipe, ZeroOrBetween } from './validation';
 
 class OptionalQuery {
-  @IsOptional()
+  @OptionalNonNull()
   @IsInt()
   limit?: number;
 
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   order = 'desc';
 }
@@ -48,16 +48,58 @@ describe('the global validation pipe', () => {
   });
 });
 
+describe('OptionalNonNull', () => {
+  class Body {
+    @OptionalNonNull()
+    @IsString()
+    note?: string;
+  }
+  const body = { type: 'body' as const, metatype: Body, data: undefined };
+
+  it('lets an absent field through unchecked, and checks a given one', async () => {
+    const pipe = createValidationPipe();
+    await expect(pipe.transform({}, body)).resolves.toBeInstanceOf(Body);
+    await expect(pipe.transform({ note: 'x' }, body)).resolves.toEqual(Object.assign(new Body(), { note: 'x' }));
+    await expect(pipe.transform({ note: 1 }, body)).rejects.toMatchObject({
+      errors: [{ field: 'note', message: 'note must be a string' }],
+    });
+  });
+
+  it('refuses an explicit null with one message naming the field', async () => {
+    await expect(createValidationPipe().transform({ note: null }, body)).rejects.toMatchObject({
+      errors: [{ field: 'note', message: 'note must not be null' }],
+    });
+  });
+});
+
+describe('ZeroOrBetween', () => {
+  class Funding {
+    @ZeroOrBetween(300, 250_000)
+    amount!: number;
+  }
+  const body = { type: 'body' as const, metatype: Funding, data: undefined };
+
+  it('accepts 0 and the range, refuses the rest naming the field', async () => {
+    const pipe = createValidationPipe();
+    for (const amount of [0, 300, 250_000])
+      await expect(pipe.transform({ amount }, body)).resolves.toEqual(Object.assign(new Funding(), { amount }));
+    for (const amount of [1, 299, 250_001, 300.5, -300, '300'])
+      await expect(pipe.transform({ amount }, body)).rejects.toMatchObject({
+        errors: [{ field: 'amount', message: 'amount must be 0, or between 300 and 250000' }],
+      });
+  });
+});
+
 describe('the global validation pipe: remembered valid queries', () => {
   class PageQuery {
-    @IsOptional()
+    @OptionalNonNull()
     @Type(() => Number)
     @IsInt()
     @Min(1)
     @Max(100)
     limit?: number;
 
-    @IsOptional()
+    @OptionalNonNull()
     @IsString()
     cursor?: string;
   }
@@ -83,7 +125,7 @@ describe('the global validation pipe: remembered valid queries', () => {
 
 describe('the global validation pipe: remembered queries whose instance holds objects', () => {
   class TagsQuery {
-    @IsOptional()
+    @OptionalNonNull()
     @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.split(',') : value))
     @IsString({ each: true })
     tags?: string[];

@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   type ArgumentMetadata,
   ParseUUIDPipe,
   type PipeTransform,
@@ -6,7 +7,7 @@ import {
   ValidationPipe,
 } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
-import { isISO31661Alpha2 } from 'class-validator';
+import { isISO31661Alpha2, ValidateBy, ValidateIf } from 'class-validator';
 import { type FieldError, ValidationError } from './errors';
 import { unstorableFields } from './storable-text';
 
@@ -17,11 +18,57 @@ export const upper = ({ value }: { value: unknown }) =>
 export const lower = ({ value }: { value: unknown }) =>
   typeof value === 'string' ? value.trim().toLowerCase() : value;
 
-/** Flattens class-validator's nested errors into `{field, message}` with dotted field paths. */
+/** The name of OptionalNonNull's rule (its failure is the field's only message). */
+const NOT_NULL = 'isNotNull';
+
+/**
+ * An optional field: it may be left out (absent or `undefined`), and is then not checked; an
+ * explicit `null` is refused with 400 `validation_failed` naming the field ("x must not be null"),
+ * never taken as "not given" (a `null` currency would otherwise fall back to a default, a `null`
+ * name pass an "at least one field" check). Use it instead of class-validator's `@IsOptional`,
+ * which lets `null` through (eslint.config.mjs refuses that import). The API description says the
+ * same: the field is not required and not `nullable`. A field whose `null` means "clear this value"
+ * would declare so itself (`@ValidateIf` with its own rule, and `nullable: true` in its ApiProperty);
+ * none does today.
+ */
+export const OptionalNonNull = () =>
+  applyDecorators(
+    ValidateIf((_object: object, value: unknown) => value !== undefined),
+    ValidateBy({
+      name: NOT_NULL,
+      validator: {
+        validate: (value: unknown) => value !== null,
+        defaultMessage: (args) => `${args?.property ?? 'value'} must not be null`,
+      },
+    }),
+  );
+
+/**
+ * An integer amount that is either 0 (nothing) or within [min, max] (e.g. a card's initial funding:
+ * none, or within the top-up bounds). Described in the API as a choice of those two integer ranges
+ * (openapi-validators.ts, rule `zeroOrBetween`).
+ */
+export const ZeroOrBetween = (min: number, max: number, message?: string) =>
+  ValidateBy({
+    name: 'zeroOrBetween',
+    constraints: [min, max],
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'number' && Number.isInteger(value) && (value === 0 || (value >= min && value <= max)),
+      defaultMessage: (args) => message ?? `${args?.property ?? 'value'} must be 0, or between ${min} and ${max}`,
+    },
+  });
+
+/**
+ * Flattens class-validator's nested errors into `{field, message}` with dotted field paths. A field
+ * refused for being `null` (OptionalNonNull) gets that one message, not also its type's.
+ */
 export function flattenValidationErrors(errors: ClassValidatorError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
     const field = parent ? `${parent}.${error.property}` : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message }));
+    const constraints = error.constraints ?? {};
+    const messages = constraints[NOT_NULL] ? [constraints[NOT_NULL]] : Object.values(constraints);
+    const own = messages.map((message) => ({ field, message }));
     return [...own, ...flattenValidationErrors(error.children ?? [], field)];
   });
 }

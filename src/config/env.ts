@@ -1,19 +1,8 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import {
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsNotEmpty,
-  IsOptional,
-  IsString,
-  IsUrl,
-  Max,
-  Matches,
-  Min,
-  validateSync,
-} from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsString, IsUrl, Max, Matches, Min, validateSync } from 'class-validator';
 import { piiKeyRingFrom } from '../common/crypto/pii-cipher';
 import { PiiKeyError } from '../common/crypto/pii-key-ring';
+import { OptionalNonNull } from '../common/validation';
 
 /** An environment variable read as a number, `fallback` when unset or empty (then validated by the decorators below it). */
 function NumberOr(fallback?: number): PropertyDecorator {
@@ -66,7 +55,7 @@ export function parseDuration(value: string): number {
  * process with a message naming it (see `validateEnv`). Documented in `.env.example`.
  */
 export class Env {
-  @IsOptional()
+  @OptionalNonNull()
   @IsIn(['development', 'production', 'test'])
   NODE_ENV: 'development' | 'production' | 'test' = 'development';
 
@@ -78,7 +67,7 @@ export class Env {
   PORT = 3000;
 
   /** Interface to bind; 0.0.0.0 in containers. */
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   HOST = '127.0.0.1';
 
@@ -108,7 +97,7 @@ export class Env {
    * encryption"). Required in production; elsewhere a built-in development key is used when unset.
    * Never logged.
    */
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   PII_ENCRYPTION_KEYS?: string;
 
@@ -116,7 +105,7 @@ export class Env {
    * Optional key of the lookup hashes (HMAC-SHA256) of personal data, base64 of 32 bytes. When unset
    * it is derived from each PII_ENCRYPTION_KEYS key (rotation then rewrites the hashes too).
    */
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   PII_HMAC_KEY?: string;
 
@@ -144,7 +133,7 @@ export class Env {
   BODY_LIMIT_BYTES = 1048576;
 
   /** pino level: fatal, error, warn, info, debug, trace or silent. */
-  @IsOptional()
+  @OptionalNonNull()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
@@ -239,7 +228,7 @@ export class Env {
    * strings, so a provider reading the request in the other unit answers ×100 and the quote is
    * refused (502 provider_amount_mismatch). See src/provider/provider-units.ts.
    */
-  @IsOptional()
+  @OptionalNonNull()
   @IsIn(['major', 'minor'])
   SWAP_AMOUNT_UNIT: 'major' | 'minor' = 'major';
 
@@ -247,7 +236,7 @@ export class Env {
    * Unit of `amount` in card events (virtualcard.topup.*, .withdrawal.*, .transaction.*):
    * undocumented (docs/provider.md#events); `major` (default) matches card-transaction records.
    */
-  @IsOptional()
+  @OptionalNonNull()
   @IsIn(['major', 'minor'])
   CARD_EVENT_AMOUNT_UNIT: 'major' | 'minor' = 'major';
 
@@ -266,7 +255,7 @@ export class Env {
    * `client` (a key confirms, reads and changes only what its own API client created; others'
    * resources answer 404). See docs/api.md "Who sees what".
    */
-  @IsOptional()
+  @OptionalNonNull()
   @IsIn(['all', 'client'])
   OWNERSHIP: 'all' | 'client' = 'all';
 
@@ -340,7 +329,7 @@ export class Env {
   READ_POOL_SIZE = 10;
 
   /** Former name of READ_POOL_SIZE, still accepted (read only when READ_POOL_SIZE is unset). */
-  @IsOptional()
+  @OptionalNonNull()
   @NumberOr()
   @IsInt()
   @Min(1)
@@ -367,7 +356,7 @@ export class Env {
    * Redis or Valkey for the per-API-key rate limit shared by every instance (redis:// or rediss://,
    * optional). Unset: each instance counts in its own memory (fine for one instance).
    */
-  @IsOptional()
+  @OptionalNonNull()
   @IsUrl({ protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true })
   REDIS_URL?: string;
 
@@ -425,7 +414,7 @@ export class Env {
   PROVIDER_BULKHEAD_QUEUE = 256;
 
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise). */
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @IsNotEmpty()
   METRICS_TOKEN?: string;
@@ -435,12 +424,12 @@ export class Env {
    * http://collector:4318) when set; unset, tracing is off and costs nothing. Read by
    * src/tracing.ts before the app loads; the SDK's other OTEL_* variables apply too.
    */
-  @IsOptional()
+  @OptionalNonNull()
   @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
 
   /** Write JSON log lines to this file instead of stdout (optional). */
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   LOG_FILE?: string;
 
@@ -449,12 +438,12 @@ export class Env {
    * API keys, e.g. https://login.example.com/realms/wallet. Its keys are found through
    * `<OIDC_ISSUER>/.well-known/openid-configuration`. Unset: API keys only. Needs OIDC_AUDIENCE.
    */
-  @IsOptional()
+  @OptionalNonNull()
   @IsUrl({ protocols: ['http', 'https'], require_tld: false, require_protocol: true })
   OIDC_ISSUER?: string;
 
   /** The audience (`aud`) an access token must name to be accepted here (the gateway's resource identifier). */
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @IsNotEmpty()
   OIDC_AUDIENCE?: string;

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsEmail, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsEmail, IsNotEmpty, IsString, Matches, MaxLength } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-import { lower, trim } from '../common/validation';
+import { lower, trim, OptionalNonNull } from '../common/validation';
 
 /** Body of POST /v1/customers. Emails are compared case-insensitively (stored lower-case). */
 export class CreateCustomerDto {
@@ -74,14 +74,14 @@ export class CreateMyCustomerDto {
 /** Body of PATCH /v1/customers/{id}: any subset of the create fields (at least one). */
 export class UpdateCustomerDto {
   @ApiPropertyOptional({ example: 'ada@example.com' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsEmail()
   @MaxLength(254)
   email?: string;
 
   @ApiPropertyOptional({ example: 'Ada' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @IsNotEmpty()
@@ -89,7 +89,7 @@ export class UpdateCustomerDto {
   firstName?: string;
 
   @ApiPropertyOptional({ example: 'Obi' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @IsNotEmpty()
@@ -97,14 +97,14 @@ export class UpdateCustomerDto {
   lastName?: string;
 
   @ApiPropertyOptional({ example: '8012345678' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @Matches(/^\d{6,15}$/, { message: 'phone must be 6 to 15 digits' })
   phone?: string;
 
   @ApiPropertyOptional({ example: '+234' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @Matches(/^\+?\d{1,4}$/, { message: 'countryCode must be a dialling code such as +234' })
@@ -114,7 +114,7 @@ export class UpdateCustomerDto {
 /** Query of GET /v1/customers/{id}. */
 export class GetCustomerQueryDto {
   @ApiPropertyOptional({ type: Boolean, description: "Fetch the provider's record first and store what changed." })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean()
   refresh?: boolean;
@@ -123,7 +123,7 @@ export class GetCustomerQueryDto {
 /** Query of GET /v1/customers. */
 export class ListCustomersQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Exact email (case-insensitive).' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsEmail()
   email?: string;

@@ -150,7 +150,8 @@ export class CustomersService {
 
   /**
    * Updates the customer at the provider (PUT, which needs firstName and email: the stored values
-   * fill what the request leaves out), then locally.
+   * fill what the request leaves out), then locally. A request whose every field equals the stored
+   * value changes nothing: it is answered with the stored customer, without calling the provider.
    * @throws NotFoundError (404), ValidationError (400) for an empty body, ConflictError (409) for an
    * email another customer has, ProviderError (422/502/504) leaving the local row unchanged.
    */
@@ -163,12 +164,20 @@ export class CustomersService {
       const other = await this.customers.findByEmail(input.email);
       if (other) throw new ConflictError(`A customer with email ${input.email} already exists.`);
     }
+    const countryCode = input.countryCode === undefined ? undefined : normaliseDialCode(input.countryCode);
+    // Nothing would change (every given field equals the stored one): answered from the row, the
+    // provider is not called and updatedAt stays.
+    const given = { ...input, countryCode };
+    if (
+      (Object.keys(given) as Array<keyof typeof given>).every((k) => given[k] === undefined || given[k] === current[k])
+    )
+      return toCustomerDto(current);
     const merged = {
       email: input.email ?? current.email,
       firstName: input.firstName ?? current.firstName ?? '',
       lastName: input.lastName ?? current.lastName ?? undefined,
       phone: input.phone ?? current.phone ?? undefined,
-      countryCode: input.countryCode ? normaliseDialCode(input.countryCode) : (current.countryCode ?? undefined),
+      countryCode: countryCode ?? current.countryCode ?? undefined,
     };
     const upstream = await this.provider.updateCustomer(current.providerId, merged);
     const row = await this.customers.update(id, { ...merged, blacklisted: upstream.blacklisted });

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsString, MaxLength } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-import { trim } from '../common/validation';
+import { trim, OptionalNonNull } from '../common/validation';
 import { GATEWAY_EVENT_TYPES } from './gateway-events';
 import { MAX_URL_LENGTH } from './subscription-url';
 
@@ -25,7 +25,7 @@ export class CreateWebhookSubscriptionDto {
     example: ['payout.succeeded', 'payout.failed'],
     description: 'Event types to receive; empty or absent = every event type.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsArray()
   @ArrayMaxSize(GATEWAY_EVENT_TYPES.length)
   @ArrayUnique()
@@ -33,7 +33,7 @@ export class CreateWebhookSubscriptionDto {
   eventTypes?: string[];
 
   @ApiPropertyOptional({ example: 'Mobile app push notifications', maxLength: 200 })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @MaxLength(200)
@@ -77,7 +77,7 @@ export class WebhookSubscriptionPageDto extends PageMetaDto {
 /** Query of GET /v1/webhook-subscriptions. */
 export class ListWebhookSubscriptionsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ type: Boolean, default: false, description: 'Include deleted (disabled) subscriptions.' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean()
   includeDisabled?: boolean;
@@ -89,7 +89,7 @@ export type OutboxMessageStatus = (typeof OUTBOX_MESSAGE_STATUSES)[number];
 /** Query of GET /v1/webhook-subscriptions/{id}/messages. */
 export class ListOutboxMessagesQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: OUTBOX_MESSAGE_STATUSES })
-  @IsOptional()
+  @OptionalNonNull()
   @IsIn(OUTBOX_MESSAGE_STATUSES)
   status?: OutboxMessageStatus;
 }
@@ -114,7 +114,8 @@ export class OutboxMessageDto {
   @ApiProperty({ format: 'uuid' }) subscriptionId: string;
   @ApiProperty({ enum: GATEWAY_EVENT_TYPES, example: 'payout.succeeded' }) eventType: string;
   @ApiProperty({ enum: OUTBOX_MESSAGE_STATUSES, example: 'delivered' }) status: string;
-  @ApiProperty({ example: 1, description: 'Delivery attempts made so far.' }) attempts: number;
+  @ApiProperty({ type: 'integer', minimum: 0, example: 1, description: 'Delivery attempts made so far.' })
+  attempts: number;
   @ApiProperty({
     type: String,
     nullable: true,
@@ -123,7 +124,7 @@ export class OutboxMessageDto {
   })
   nextAttemptAt: string | null;
   @ApiProperty({
-    type: Number,
+    type: 'integer',
     nullable: true,
     example: 200,
     description: "HTTP status of the receiver's last answer.",

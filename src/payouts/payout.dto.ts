@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
-import { upper } from '../common/validation';
+import { IsInt, IsNotEmpty, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import { ApiMinorUnits } from '../common/api-money';
+import { upper, OptionalNonNull } from '../common/validation';
 
 /** Body of POST /v1/payouts. */
 export class CreatePayoutDto {
@@ -18,7 +19,7 @@ export class CreatePayoutDto {
   amount: number;
 
   @ApiPropertyOptional({ example: 'USD', default: 'USD', description: 'Wallet currency debited.' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(upper)
   @IsString()
   @Matches(/^[A-Z]{3,5}$/, { message: 'sourceCurrency must be a currency code' })
@@ -33,7 +34,7 @@ export class PayoutDecisionDto {
     example: 'Invoice checked against the contract',
     description: 'Why; kept in the status history (and as failureReason of a rejected payout).',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
@@ -63,9 +64,9 @@ export class PayoutDto {
   status: string;
   @ApiProperty({ format: 'uuid' }) customerId: string;
   @ApiProperty({ format: 'uuid' }) beneficiaryId: string;
-  @ApiProperty({ example: 150000, description: 'Minor units of `currency`.' }) amount: number;
+  @ApiMinorUnits({ example: 150000, description: 'Minor units of `currency`.' }) amount: number;
   @ApiProperty({ example: 'USD', description: 'Wallet currency debited.' }) currency: string;
-  @ApiProperty({ example: 1500, description: 'Fee in minor units of `currency`.' }) fee: number;
+  @ApiMinorUnits({ example: 1500, description: 'Fee in minor units of `currency`.' }) fee: number;
   @ApiProperty({ type: String, nullable: true, example: '1500.00', description: 'Exchange rate (decimal string).' })
   rate: string | null;
   @ApiProperty({
@@ -75,8 +76,7 @@ export class PayoutDto {
     description: 'Confirm before this moment: the provider’s rate window (~4 min) between initialize and finalize.',
   })
   quoteExpiresAt: string | null;
-  @ApiProperty({
-    type: Number,
+  @ApiMinorUnits({
     nullable: true,
     description: 'Amount paid to the destination, minor units of payoutCurrency (after confirm).',
   })

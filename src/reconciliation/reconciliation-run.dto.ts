@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsDateString, IsIn, IsOptional } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsDateString, IsIn } from 'class-validator';
+import { ApiMinorUnits } from '../common/api-money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
+import { OptionalNonNull } from '../common/validation';
 
 /** Ledger kinds a report can compare: those the provider's GET /transactions/{id} answers for. */
 export const RECONCILED_KINDS = ['payout', 'collection', 'swap'] as const;
@@ -34,7 +36,7 @@ export class CreateReconciliationRunDto {
     isArray: true,
     description: 'Ledger kinds to compare (default all three). Card movements are not known to the lookup.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsArray()
   @ArrayUnique()
   @ArrayMaxSize(RECONCILED_KINDS.length)
@@ -44,11 +46,18 @@ export class CreateReconciliationRunDto {
 
 /** Items per class. */
 export class ReconciliationTotalsDto {
-  @ApiProperty() matched: number;
-  @ApiProperty({ description: 'Status differs (lower-case on both sides).' }) status_mismatch: number;
-  @ApiProperty({ description: 'Amount, fee or currency differs (minor units).' }) amount_mismatch: number;
-  @ApiProperty({ description: 'The provider answers 404 for the provider id.' }) missing_at_provider: number;
-  @ApiProperty({ description: 'Provider callbacks of the period the gateway could not match.' })
+  @ApiProperty({ type: 'integer', minimum: 0 }) matched: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Status differs (lower-case on both sides).' })
+  status_mismatch: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Amount, fee or currency differs (minor units).' })
+  amount_mismatch: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'The provider answers 404 for the provider id.' })
+  missing_at_provider: number;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Provider callbacks of the period the gateway could not match.',
+  })
   unknown_locally: number;
 }
 
@@ -66,8 +75,9 @@ export class ReconciliationRunDto {
     description: 'The API client that asked; null for the nightly run.',
   })
   requestedBy: string | null;
-  @ApiProperty({ description: 'Ledger rows to compare (counted when the run starts).' }) total: number;
-  @ApiProperty({ description: 'Ledger rows compared so far.' }) processed: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Ledger rows to compare (counted when the run starts).' })
+  total: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Ledger rows compared so far.' }) processed: number;
   @ApiProperty({ type: ReconciliationTotalsDto, description: 'Items per class (so far, while running).' })
   totals: ReconciliationTotalsDto;
   @ApiProperty({ type: String, nullable: true }) error: string | null;
@@ -82,19 +92,22 @@ export class ReconciliationRunPageDto extends PageMetaDto {
 
 /** One compared ledger row, or one unmatched provider callback. Amounts in minor units. */
 export class ReconciliationItemDto {
-  @ApiProperty({ example: '42' }) id: string;
+  @ApiProperty({ example: '42', pattern: '^[0-9]+$', description: 'Sequence number of the item (not a UUID).' })
+  id: string;
   @ApiProperty({ enum: RECONCILIATION_CLASSES }) class: string;
   @ApiProperty({ type: String, nullable: true, format: 'uuid' }) transactionId: string | null;
   @ApiProperty({ type: String, nullable: true }) providerId: string | null;
   @ApiProperty({ type: String, nullable: true }) kind: string | null;
   @ApiProperty({ type: String, nullable: true }) localStatus: string | null;
   @ApiProperty({ type: String, nullable: true }) providerStatus: string | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'Minor units of `currency`.' }) localAmount:
+  @ApiMinorUnits({ nullable: true, orString: true, description: 'Minor units of `currency`.' }) localAmount:
     number | string | null;
-  @ApiProperty({ type: Number, nullable: true, description: 'Minor units of `providerCurrency`.' })
+  @ApiMinorUnits({ nullable: true, orString: true, description: 'Minor units of `providerCurrency`.' })
   providerAmount: number | string | null;
-  @ApiProperty({ type: Number, nullable: true }) localFee: number | string | null;
-  @ApiProperty({ type: Number, nullable: true }) providerFee: number | string | null;
+  @ApiMinorUnits({ nullable: true, orString: true, description: 'Fee, minor units of `currency`.' }) localFee:
+    number | string | null;
+  @ApiMinorUnits({ nullable: true, orString: true, description: 'Fee, minor units of `providerCurrency`.' })
+  providerFee: number | string | null;
   @ApiProperty({ type: String, nullable: true }) currency: string | null;
   @ApiProperty({ type: String, nullable: true }) providerCurrency: string | null;
   @ApiProperty({
@@ -114,7 +127,7 @@ export class ReconciliationItemPageDto extends PageMetaDto {
 /** Query of GET /v1/reconciliation-runs/{id}/items. */
 export class ListReconciliationItemsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: RECONCILIATION_CLASSES })
-  @IsOptional()
+  @OptionalNonNull()
   @IsIn(RECONCILIATION_CLASSES)
   class?: ReconciliationClass;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
+import { ApiMinorUnits } from '../common/api-money';
 import { CURRENCY_EXPONENTS } from '../common/money';
 import { upper } from '../common/validation';
 import { SWAP_QUOTE_STATUSES } from './swap-quote-rules';
@@ -47,10 +48,10 @@ export class SwapQuoteDto {
   status: string;
   @ApiProperty({ example: 'USD' }) sourceCurrency: string;
   @ApiProperty({ example: 'NGN' }) targetCurrency: string;
-  @ApiProperty({ example: 10000, description: 'Amount sold, minor units of sourceCurrency.' }) sourceAmount: number;
-  @ApiProperty({ example: 15000000, description: 'Amount bought, minor units of targetCurrency.' })
+  @ApiMinorUnits({ example: 10000, description: 'Amount sold, minor units of sourceCurrency.' }) sourceAmount: number;
+  @ApiMinorUnits({ example: 15000000, description: 'Amount bought, minor units of targetCurrency.' })
   targetAmount: number;
-  @ApiProperty({ example: 50, description: "The provider's fee, minor units of sourceCurrency." }) fee: number;
+  @ApiMinorUnits({ example: 50, description: "The provider's fee, minor units of sourceCurrency." }) fee: number;
   @ApiProperty({
     example: '1500',
     description:
@@ -101,15 +102,15 @@ export class SwapDto {
   @ApiProperty({ format: 'uuid', description: 'The quote executed.' }) quoteId: string;
   @ApiProperty({ example: 'USD', description: 'Currency debited.' }) sourceCurrency: string;
   @ApiProperty({ example: 'NGN', description: 'Currency credited.' }) targetCurrency: string;
-  @ApiProperty({ example: 10000, description: 'Amount debited, minor units of sourceCurrency.' }) sourceAmount: number;
-  @ApiProperty({
-    type: Number,
+  @ApiMinorUnits({ example: 10000, description: 'Amount debited, minor units of sourceCurrency.' })
+  sourceAmount: number;
+  @ApiMinorUnits({
     nullable: true,
     example: 15000000,
     description: 'Amount credited, minor units of targetCurrency.',
   })
   targetAmount: number | null;
-  @ApiProperty({ example: 50, description: 'Fee, minor units of sourceCurrency.' }) fee: number;
+  @ApiMinorUnits({ example: 50, description: 'Fee, minor units of sourceCurrency.' }) fee: number;
   @ApiProperty({
     type: String,
     nullable: true,

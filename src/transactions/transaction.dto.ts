@@ -5,7 +5,6 @@ import {
   IsIn,
   IsInt,
   IsISO8601,
-  IsOptional,
   IsString,
   IsUUID,
   Matches,
@@ -16,7 +15,8 @@ import {
   ValidationArguments,
   ValidationOptions,
 } from 'class-validator';
-import { lower, trim, upper } from '../common/validation';
+import { ApiMinorUnits } from '../common/api-money';
+import { lower, trim, upper, OptionalNonNull } from '../common/validation';
 import {
   StatusChangeSource,
   TransactionDirection,
@@ -74,13 +74,13 @@ function NotBelow(lowerField: string, kind: 'instant' | 'integer', options?: Val
  */
 export class TransactionFilterDto {
   @ApiPropertyOptional({ enum: KINDS, enumName: 'TransactionKind', description: 'Kind of money movement.' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsIn(KINDS, { message: `kind must be one of: ${KINDS.join(', ')}` })
   kind?: TransactionKind;
 
   @ApiPropertyOptional({ enum: STATUSES, enumName: 'TransactionStatus', description: 'Ledger status.' })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsIn(STATUSES, { message: `status must be one of: ${STATUSES.join(', ')}` })
   status?: TransactionStatus;
@@ -90,7 +90,7 @@ export class TransactionFilterDto {
     enumName: 'TransactionDirection',
     description: 'credit (money in) or debit (money out).',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsIn(DIRECTIONS, { message: `direction must be one of: ${DIRECTIONS.join(', ')}` })
   direction?: TransactionDirection;
@@ -99,29 +99,29 @@ export class TransactionFilterDto {
     example: 'USD',
     description: 'Currency code of `amount` (case-insensitive; stored upper-case).',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(upper)
   @IsString()
   @Matches(/^[A-Z]{3,5}$/, { message: 'currency must be a currency code such as USD' })
   currency?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Gateway id of the customer.' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsUUID('all', { message: 'customerId must be a UUID' })
   customerId?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Gateway id of the card (card top-ups, withdrawals, spends).' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsUUID('all', { message: 'cardId must be a UUID' })
   cardId?: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'Gateway id of the beneficiary (payouts).' })
-  @IsOptional()
+  @OptionalNonNull()
   @IsUUID('all', { message: 'beneficiaryId must be a UUID' })
   beneficiaryId?: string;
 
   @ApiPropertyOptional({ description: "The gateway's reference of the transaction (exact match)." })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @MaxLength(100)
@@ -132,7 +132,7 @@ export class TransactionFilterDto {
     example: '2026-11-01T00:00:00Z',
     description: 'Created at or after this instant (inclusive). ISO 8601; a date alone means 00:00 UTC.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @Matches(ISO_INSTANT, { message: 'from must be an ISO 8601 date or date-time with a zone' })
   @IsISO8601({ strict: true }, { message: 'from must be a valid ISO 8601 date' })
@@ -143,7 +143,7 @@ export class TransactionFilterDto {
     example: '2026-12-01T00:00:00Z',
     description: 'Created before this instant (exclusive). ISO 8601; must not be before `from`.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @Matches(ISO_INSTANT, { message: 'to must be an ISO 8601 date or date-time with a zone' })
   @IsISO8601({ strict: true }, { message: 'to must be a valid ISO 8601 date' })
@@ -151,21 +151,21 @@ export class TransactionFilterDto {
   to?: string;
 
   @ApiPropertyOptional({
-    type: 'integer',
-    example: 10000,
-    description: 'Smallest `amount`, in minor units (inclusive).',
+    type: String,
+    example: '10000',
+    description: 'Smallest `amount`, in minor units (inclusive): 1 to 18 digits.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @Matches(MINOR_UNITS, { message: 'amountMin must be a non-negative integer of minor units' })
   amountMin?: string;
 
   @ApiPropertyOptional({
-    type: 'integer',
-    example: 500000,
-    description: 'Largest `amount`, in minor units (inclusive); must not be below `amountMin`.',
+    type: String,
+    example: '500000',
+    description: 'Largest `amount`, in minor units (inclusive): 1 to 18 digits; must not be below `amountMin`.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @Matches(MINOR_UNITS, { message: 'amountMax must be a non-negative integer of minor units' })
   @NotBelow('amountMin', 'integer')
@@ -182,7 +182,7 @@ export class ExportTransactionsQueryDto extends TransactionFilterDto {
     default: 'desc',
     description: 'desc = newest first (default), asc = oldest first; ties broken by id.',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(lower)
   @IsIn(['asc', 'desc'], { message: 'order must be asc or desc' })
   order?: TransactionOrder;
@@ -193,13 +193,13 @@ export class ListTransactionsQueryDto extends ExportTransactionsQueryDto {
   @ApiPropertyOptional({
     description: "Opaque cursor from a previous page's `nextCursor` (same filters and order).",
   })
-  @IsOptional()
+  @OptionalNonNull()
   @IsString()
   @MaxLength(200)
   cursor?: string;
 
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_TRANSACTION_PAGE, default: DEFAULT_TRANSACTION_PAGE })
-  @IsOptional()
+  @OptionalNonNull()
   @Type(() => Number)
   @IsInt({ message: 'limit must be an integer' })
   @Min(1)
@@ -218,7 +218,7 @@ export class GetTransactionQueryDto {
       'Look the transaction up at the provider first (GET /transactions/{id}) and apply any forward status move ' +
       '(source `reconciliation`).',
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
   @IsBoolean({ message: 'refresh must be true or false' })
   refresh?: boolean;
@@ -231,14 +231,14 @@ export class TransactionDto {
   @ApiProperty({ enum: DIRECTIONS, enumName: 'TransactionDirection', example: 'debit' })
   direction: TransactionDirection;
   @ApiProperty({ enum: STATUSES, enumName: 'TransactionStatus', example: 'success' }) status: TransactionStatus;
-  @ApiProperty({
-    oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }],
+  @ApiMinorUnits({
+    orString: true,
     example: 150000,
     description: 'Minor units of `currency` (150000 USD = 1,500.00); an integer string beyond 2^53.',
   })
   amount: number | string;
-  @ApiProperty({
-    oneOf: [{ type: 'integer' }, { type: 'string', pattern: '^-?[0-9]+$' }],
+  @ApiMinorUnits({
+    orString: true,
     example: 1500,
     description: 'Fee in minor units of `currency`; an integer string beyond 2^53.',
   })
@@ -255,12 +255,9 @@ export class TransactionDto {
     description: '`fee` in major units (decimal string), like `amountDecimal`.',
   })
   feeDecimal?: string;
-  @ApiProperty({
-    // anyOf with `nullable` on each branch: OpenAPI 3.0's `nullable` needs a `type` beside it.
-    anyOf: [
-      { type: 'integer', nullable: true },
-      { type: 'string', pattern: '^-?[0-9]+$', nullable: true },
-    ],
+  @ApiMinorUnits({
+    orString: true,
+    nullable: true,
     example: 19350000,
     description:
       'Minor units of `counterCurrency`: the payout destination amount or the swap target amount (integer string beyond 2^53).',
@@ -345,12 +342,21 @@ export class TransactionTotalDto {
   @ApiProperty({ example: 'USD' }) currency: string;
   @ApiProperty({ enum: KINDS, enumName: 'TransactionKind' }) kind: TransactionKind;
   @ApiProperty({ enum: STATUSES, enumName: 'TransactionStatus' }) status: TransactionStatus;
-  @ApiProperty({ example: 42, description: 'Number of transactions.' }) count: number;
-  @ApiProperty({ example: '6300000', description: 'Sum of `amount`, minor units, as an integer string (exact).' })
+  @ApiProperty({ type: 'integer', minimum: 0, example: 42, description: 'Number of transactions.' }) count: number;
+  @ApiProperty({
+    example: '6300000',
+    pattern: '^-?[0-9]+$',
+    description: 'Sum of `amount`, minor units, as an integer string (exact).',
+  })
   amount: string;
   @ApiProperty({ example: '63000.00', description: 'Sum of `amount` in major units (decimal string).' })
   amountDecimal: string;
-  @ApiProperty({ example: '63000', description: 'Sum of `fee`, minor units, as an integer string.' }) fee: string;
+  @ApiProperty({
+    example: '63000',
+    pattern: '^-?[0-9]+$',
+    description: 'Sum of `fee`, minor units, as an integer string.',
+  })
+  fee: string;
   @ApiProperty({ example: '630.00', description: 'Sum of `fee` in major units (decimal string).' }) feeDecimal: string;
 }
 

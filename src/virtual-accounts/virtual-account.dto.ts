@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
+import { IsIn, IsNotEmpty, IsString, IsUUID, Matches, MaxLength } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
-import { lower, trim } from '../common/validation';
+import { lower, trim, OptionalNonNull } from '../common/validation';
 import { VIRTUAL_ACCOUNT_BANKS } from './virtual-account-rules';
 
 /**
@@ -38,7 +38,7 @@ export class CreateVirtualAccountDto {
     description:
       "The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway.",
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'dateOfBirth must be a date written yyyy-mm-dd' })
@@ -58,7 +58,7 @@ export class CreateVirtualAccountDto {
     maxLength: 100,
     description: "Holder's first name; defaults to the customer's.",
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @IsNotEmpty()
@@ -70,7 +70,7 @@ export class CreateVirtualAccountDto {
     maxLength: 100,
     description: "Holder's last name; defaults to the customer's.",
   })
-  @IsOptional()
+  @OptionalNonNull()
   @Transform(trim)
   @IsString()
   @IsNotEmpty()
@@ -81,7 +81,7 @@ export class CreateVirtualAccountDto {
 /** Query of GET /v1/virtual-accounts. */
 export class ListVirtualAccountsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ format: 'uuid', description: "Only this customer's accounts." })
-  @IsOptional()
+  @OptionalNonNull()
   @IsUUID()
   customerId?: string;
 }

@@ -4,7 +4,7 @@ export type ClientOptions = {
     baseUrl: 'http://127.0.0.1:3000' | (string & {});
 };
 
-export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_retry_later' | 'provider_amount_mismatch' | 'internal_error' | 'approver_is_creator' | 'reconciliation_run_in_progress' | 'shutting_down' | 'invalid_token' | 'user_not_allowed_here' | 'step_up_required' | 'email_not_verified' | 'identity_provider_unavailable';
+export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_retry_later' | 'provider_amount_mismatch' | 'internal_error' | 'approver_is_creator' | 'reconciliation_run_in_progress' | 'shutting_down' | 'invalid_token' | 'user_not_allowed_here' | 'step_up_required' | 'email_not_verified' | 'identity_provider_unavailable';
 
 export type FieldErrorDto = {
     field: string;
@@ -15,7 +15,7 @@ export type ProblemMoneyDto = {
     /**
      * Minor units (a string beyond the largest safe JSON integer).
      */
-    amount: number;
+    amount: number | string;
     currency: string;
 };
 
@@ -403,20 +403,23 @@ export type ResolveTransactionDto = {
      */
     status: 'success' | 'failed';
     /**
-     * The provider's evidence for the decision, as text (1-2000 characters); kept in the status history.
+     * The provider's evidence for the decision, as text (1-2000 characters); kept in the status history. Trimmed before it is checked.
      */
     evidence: string;
 };
 
 export type CreateWebhookSubscriptionDto = {
     /**
-     * Where events are POSTed. https; plain http only outside production and only to loopback or private hosts.
+     * Where events are POSTed. https; plain http only outside production and only to loopback or private hosts. Trimmed before it is checked.
      */
     url: string;
     /**
      * Event types to receive; empty or absent = every event type.
      */
     eventTypes?: Array<'card.created' | 'card.creation_failed' | 'card.spend.failed' | 'card.spend.reversed' | 'card.spend.succeeded' | 'card.topup.failed' | 'card.topup.reversed' | 'card.topup.succeeded' | 'card.withdrawal.failed' | 'card.withdrawal.reversed' | 'card.withdrawal.succeeded' | 'collection.expired' | 'collection.failed' | 'collection.paid' | 'collection.reversed' | 'payout.approval_required' | 'payout.approved' | 'payout.expired' | 'payout.failed' | 'payout.rejected' | 'payout.reversed' | 'payout.succeeded' | 'reconciliation.completed' | 'swap.failed' | 'swap.reversed' | 'swap.succeeded' | 'transaction.needs_review'>;
+    /**
+     * Trimmed before it is checked.
+     */
     description?: string;
 };
 
@@ -521,15 +524,24 @@ export type OutboxMessagePageDto = {
 };
 
 export type CreateCustomerDto = {
+    /**
+     * Trimmed and lower-cased before it is checked.
+     */
     email: string;
+    /**
+     * Trimmed before it is checked.
+     */
     firstName: string;
+    /**
+     * Trimmed before it is checked.
+     */
     lastName: string;
     /**
-     * Phone number without the dialling code: 6 to 15 digits.
+     * Phone number without the dialling code: 6 to 15 digits. Trimmed before it is checked.
      */
     phone: string;
     /**
-     * Dialling code, with or without the leading plus (stored with it).
+     * Dialling code, with or without the leading plus (stored with it). Trimmed before it is checked.
      */
     countryCode: string;
 };
@@ -551,10 +563,25 @@ export type CustomerDto = {
 };
 
 export type UpdateCustomerDto = {
+    /**
+     * Trimmed and lower-cased before it is checked.
+     */
     email?: string;
+    /**
+     * Trimmed before it is checked.
+     */
     firstName?: string;
+    /**
+     * Trimmed before it is checked.
+     */
     lastName?: string;
+    /**
+     * Trimmed before it is checked.
+     */
     phone?: string;
+    /**
+     * Trimmed before it is checked.
+     */
     countryCode?: string;
 };
 
@@ -567,14 +594,20 @@ export type CustomerPageDto = {
 };
 
 export type CreateMyCustomerDto = {
+    /**
+     * Trimmed before it is checked.
+     */
     firstName: string;
+    /**
+     * Trimmed before it is checked.
+     */
     lastName: string;
     /**
-     * Phone number without the dialling code: 6 to 15 digits.
+     * Phone number without the dialling code: 6 to 15 digits. Trimmed before it is checked.
      */
     phone: string;
     /**
-     * Dialling code, with or without the leading plus (stored with it).
+     * Dialling code, with or without the leading plus (stored with it). Trimmed before it is checked.
      */
     countryCode: string;
 };
@@ -610,9 +643,12 @@ export type PayoutCountryDto = {
 export type CreateBeneficiaryDto = {
     customerId: string;
     /**
-     * ISO 3166-1 alpha-2 country code.
+     * ISO 3166-1 alpha-2 country code. Trimmed and upper-cased before it is checked.
      */
-    country: string;
+    country: 'AD' | 'AE' | 'AF' | 'AG' | 'AI' | 'AL' | 'AM' | 'AO' | 'AQ' | 'AR' | 'AS' | 'AT' | 'AU' | 'AW' | 'AX' | 'AZ' | 'BA' | 'BB' | 'BD' | 'BE' | 'BF' | 'BG' | 'BH' | 'BI' | 'BJ' | 'BL' | 'BM' | 'BN' | 'BO' | 'BQ' | 'BR' | 'BS' | 'BT' | 'BV' | 'BW' | 'BY' | 'BZ' | 'CA' | 'CC' | 'CD' | 'CF' | 'CG' | 'CH' | 'CI' | 'CK' | 'CL' | 'CM' | 'CN' | 'CO' | 'CR' | 'CU' | 'CV' | 'CW' | 'CX' | 'CY' | 'CZ' | 'DE' | 'DJ' | 'DK' | 'DM' | 'DO' | 'DZ' | 'EC' | 'EE' | 'EG' | 'EH' | 'ER' | 'ES' | 'ET' | 'FI' | 'FJ' | 'FK' | 'FM' | 'FO' | 'FR' | 'GA' | 'GB' | 'GD' | 'GE' | 'GF' | 'GG' | 'GH' | 'GI' | 'GL' | 'GM' | 'GN' | 'GP' | 'GQ' | 'GR' | 'GS' | 'GT' | 'GU' | 'GW' | 'GY' | 'HK' | 'HM' | 'HN' | 'HR' | 'HT' | 'HU' | 'ID' | 'IE' | 'IL' | 'IM' | 'IN' | 'IO' | 'IQ' | 'IR' | 'IS' | 'IT' | 'JE' | 'JM' | 'JO' | 'JP' | 'KE' | 'KG' | 'KH' | 'KI' | 'KM' | 'KN' | 'KP' | 'KR' | 'KW' | 'KY' | 'KZ' | 'LA' | 'LB' | 'LC' | 'LI' | 'LK' | 'LR' | 'LS' | 'LT' | 'LU' | 'LV' | 'LY' | 'MA' | 'MC' | 'MD' | 'ME' | 'MF' | 'MG' | 'MH' | 'MK' | 'ML' | 'MM' | 'MN' | 'MO' | 'MP' | 'MQ' | 'MR' | 'MS' | 'MT' | 'MU' | 'MV' | 'MW' | 'MX' | 'MY' | 'MZ' | 'NA' | 'NC' | 'NE' | 'NF' | 'NG' | 'NI' | 'NL' | 'NO' | 'NP' | 'NR' | 'NU' | 'NZ' | 'OM' | 'PA' | 'PE' | 'PF' | 'PG' | 'PH' | 'PK' | 'PL' | 'PM' | 'PN' | 'PR' | 'PS' | 'PT' | 'PW' | 'PY' | 'QA' | 'RE' | 'RO' | 'RS' | 'RU' | 'RW' | 'SA' | 'SB' | 'SC' | 'SD' | 'SE' | 'SG' | 'SH' | 'SI' | 'SJ' | 'SK' | 'SL' | 'SM' | 'SN' | 'SO' | 'SR' | 'SS' | 'ST' | 'SV' | 'SX' | 'SY' | 'SZ' | 'TC' | 'TD' | 'TF' | 'TG' | 'TH' | 'TJ' | 'TK' | 'TL' | 'TM' | 'TN' | 'TO' | 'TR' | 'TT' | 'TV' | 'TW' | 'TZ' | 'UA' | 'UG' | 'UM' | 'US' | 'UY' | 'UZ' | 'VA' | 'VC' | 'VE' | 'VG' | 'VI' | 'VN' | 'VU' | 'WF' | 'WS' | 'YE' | 'YT' | 'ZA' | 'ZM' | 'ZW';
+    /**
+     * Trimmed and upper-cased before it is checked.
+     */
     currency: string;
     /**
      * type plus the fields GET /v1/payout-countries/{country} lists for that type (strings).
@@ -657,7 +693,7 @@ export type CreatePayoutDto = {
      */
     amount: number;
     /**
-     * Wallet currency debited.
+     * Wallet currency debited. Trimmed and upper-cased before it is checked.
      */
     sourceCurrency?: string;
     description: string;
@@ -711,11 +747,11 @@ export type PayoutDecisionDto = {
 
 export type CollectionPayerDto = {
     /**
-     * The bank to issue the account detail at (sent as the provider's `payload.type`).
+     * The bank to issue the account detail at (sent as the provider's `payload.type`). Trimmed before it is checked.
      */
     type: string;
     /**
-     * Name on the account detail (sent as `payload.accountName`).
+     * Name on the account detail (sent as `payload.accountName`). Trimmed before it is checked.
      */
     accountName: string;
 };
@@ -726,19 +762,19 @@ export type CreateCollectionDto = {
      */
     customerId: string;
     /**
-     * ISO 3166-1 alpha-2 country code. NG, KE and UG have documented limits.
+     * ISO 3166-1 alpha-2 country code. NG, KE and UG have documented limits. Trimmed and upper-cased before it is checked.
      */
-    country: string;
+    country: 'AD' | 'AE' | 'AF' | 'AG' | 'AI' | 'AL' | 'AM' | 'AO' | 'AQ' | 'AR' | 'AS' | 'AT' | 'AU' | 'AW' | 'AX' | 'AZ' | 'BA' | 'BB' | 'BD' | 'BE' | 'BF' | 'BG' | 'BH' | 'BI' | 'BJ' | 'BL' | 'BM' | 'BN' | 'BO' | 'BQ' | 'BR' | 'BS' | 'BT' | 'BV' | 'BW' | 'BY' | 'BZ' | 'CA' | 'CC' | 'CD' | 'CF' | 'CG' | 'CH' | 'CI' | 'CK' | 'CL' | 'CM' | 'CN' | 'CO' | 'CR' | 'CU' | 'CV' | 'CW' | 'CX' | 'CY' | 'CZ' | 'DE' | 'DJ' | 'DK' | 'DM' | 'DO' | 'DZ' | 'EC' | 'EE' | 'EG' | 'EH' | 'ER' | 'ES' | 'ET' | 'FI' | 'FJ' | 'FK' | 'FM' | 'FO' | 'FR' | 'GA' | 'GB' | 'GD' | 'GE' | 'GF' | 'GG' | 'GH' | 'GI' | 'GL' | 'GM' | 'GN' | 'GP' | 'GQ' | 'GR' | 'GS' | 'GT' | 'GU' | 'GW' | 'GY' | 'HK' | 'HM' | 'HN' | 'HR' | 'HT' | 'HU' | 'ID' | 'IE' | 'IL' | 'IM' | 'IN' | 'IO' | 'IQ' | 'IR' | 'IS' | 'IT' | 'JE' | 'JM' | 'JO' | 'JP' | 'KE' | 'KG' | 'KH' | 'KI' | 'KM' | 'KN' | 'KP' | 'KR' | 'KW' | 'KY' | 'KZ' | 'LA' | 'LB' | 'LC' | 'LI' | 'LK' | 'LR' | 'LS' | 'LT' | 'LU' | 'LV' | 'LY' | 'MA' | 'MC' | 'MD' | 'ME' | 'MF' | 'MG' | 'MH' | 'MK' | 'ML' | 'MM' | 'MN' | 'MO' | 'MP' | 'MQ' | 'MR' | 'MS' | 'MT' | 'MU' | 'MV' | 'MW' | 'MX' | 'MY' | 'MZ' | 'NA' | 'NC' | 'NE' | 'NF' | 'NG' | 'NI' | 'NL' | 'NO' | 'NP' | 'NR' | 'NU' | 'NZ' | 'OM' | 'PA' | 'PE' | 'PF' | 'PG' | 'PH' | 'PK' | 'PL' | 'PM' | 'PN' | 'PR' | 'PS' | 'PT' | 'PW' | 'PY' | 'QA' | 'RE' | 'RO' | 'RS' | 'RU' | 'RW' | 'SA' | 'SB' | 'SC' | 'SD' | 'SE' | 'SG' | 'SH' | 'SI' | 'SJ' | 'SK' | 'SL' | 'SM' | 'SN' | 'SO' | 'SR' | 'SS' | 'ST' | 'SV' | 'SX' | 'SY' | 'SZ' | 'TC' | 'TD' | 'TF' | 'TG' | 'TH' | 'TJ' | 'TK' | 'TL' | 'TM' | 'TN' | 'TO' | 'TR' | 'TT' | 'TV' | 'TW' | 'TZ' | 'UA' | 'UG' | 'UM' | 'US' | 'UY' | 'UZ' | 'VA' | 'VC' | 'VE' | 'VG' | 'VI' | 'VN' | 'VU' | 'WF' | 'WS' | 'YE' | 'YT' | 'ZA' | 'ZM' | 'ZW';
     /**
-     * Upper-case currency code; for NG, KE and UG the country's currency (NGN, KES, UGX).
+     * Upper-case currency code; for NG, KE and UG the country's currency (NGN, KES, UGX). Trimmed and upper-cased before it is checked.
      */
-    currency: string;
+    currency: 'USD' | 'EUR' | 'GBP' | 'CAD' | 'NGN' | 'GHS' | 'KES' | 'TZS' | 'ZAR' | 'ZMW' | 'MWK' | 'EGP' | 'UGX' | 'RWF' | 'XOF' | 'XAF' | 'BTC' | 'USDT' | 'USDC';
     /**
      * Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits: NG 10000–200000000 (100–2,000,000 NGN), KE 2000–14500000 (20–145,000 KES), UG 500–4000000 (UGX has no minor unit).
      */
     amount: number;
     /**
-     * Shown to the provider and kept on the ledger row.
+     * Shown to the provider and kept on the ledger row. Trimmed before it is checked.
      */
     description: string;
     /**
@@ -818,13 +854,13 @@ export type CollectionPageDto = {
 
 export type CreateSwapQuoteDto = {
     /**
-     * Wallet currency to sell (debited on execution).
+     * Wallet currency to sell (debited on execution). Trimmed and upper-cased before it is checked.
      */
-    sourceCurrency: string;
+    sourceCurrency: 'USD' | 'EUR' | 'GBP' | 'CAD' | 'NGN' | 'GHS' | 'KES' | 'TZS' | 'ZAR' | 'ZMW' | 'MWK' | 'EGP' | 'UGX' | 'RWF' | 'XOF' | 'XAF' | 'BTC' | 'USDT' | 'USDC';
     /**
-     * Wallet currency to buy (credited on execution); not the source currency.
+     * Wallet currency to buy (credited on execution); not the source currency. Trimmed and upper-cased before it is checked.
      */
-    targetCurrency: string;
+    targetCurrency: 'USD' | 'EUR' | 'GBP' | 'CAD' | 'NGN' | 'GHS' | 'KES' | 'TZS' | 'ZAR' | 'ZMW' | 'MWK' | 'EGP' | 'UGX' | 'RWF' | 'XOF' | 'XAF' | 'BTC' | 'USDT' | 'USDC';
     /**
      * Integer amount to sell, in MINOR units of sourceCurrency (10000 = 100.00 USD).
      */
@@ -944,27 +980,27 @@ export type CreateVirtualAccountDto = {
      */
     customerId: string;
     /**
-     * Bank issuing the account (lower-case identifier).
+     * Bank issuing the account (lower-case identifier). Trimmed and lower-cased before it is checked.
      */
     bank: 'safehaven' | 'providus';
     /**
-     * The holder's Bank Verification Number: 11 digits. Not stored by the gateway.
+     * The holder's Bank Verification Number: 11 digits. Not stored by the gateway. Trimmed before it is checked.
      */
     bvn: string;
     /**
-     * The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway.
+     * The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.
      */
     dateOfBirth?: string;
     /**
-     * The holder's phone number: 7 to 15 digits, optionally with a leading +.
+     * The holder's phone number: 7 to 15 digits, optionally with a leading +. Trimmed before it is checked.
      */
     phoneNumber: string;
     /**
-     * Holder's first name; defaults to the customer's.
+     * Holder's first name; defaults to the customer's. Trimmed before it is checked.
      */
     firstName?: string;
     /**
-     * Holder's last name; defaults to the customer's.
+     * Holder's last name; defaults to the customer's. Trimmed before it is checked.
      */
     lastName?: string;
 };
@@ -1014,18 +1050,30 @@ export type VirtualAccountPageDto = {
 };
 
 export type CardHolderAddressDto = {
+    /**
+     * Trimmed before it is checked.
+     */
     line1: string;
     /**
-     * House or building name.
+     * House or building name. Trimmed before it is checked.
      */
     houseName: string;
+    /**
+     * Trimmed before it is checked.
+     */
     city: string;
+    /**
+     * Trimmed before it is checked.
+     */
     state: string;
+    /**
+     * Trimmed before it is checked.
+     */
     zipCode: string;
     /**
-     * ISO 3166-1 alpha-2 country code. Decides the nationality rules: NG needs `bvn`, GH needs `dateOfBirth`.
+     * ISO 3166-1 alpha-2 country code. Decides the nationality rules: NG needs `bvn`, GH needs `dateOfBirth`. Trimmed and upper-cased before it is checked.
      */
-    country: string;
+    country: 'AD' | 'AE' | 'AF' | 'AG' | 'AI' | 'AL' | 'AM' | 'AO' | 'AQ' | 'AR' | 'AS' | 'AT' | 'AU' | 'AW' | 'AX' | 'AZ' | 'BA' | 'BB' | 'BD' | 'BE' | 'BF' | 'BG' | 'BH' | 'BI' | 'BJ' | 'BL' | 'BM' | 'BN' | 'BO' | 'BQ' | 'BR' | 'BS' | 'BT' | 'BV' | 'BW' | 'BY' | 'BZ' | 'CA' | 'CC' | 'CD' | 'CF' | 'CG' | 'CH' | 'CI' | 'CK' | 'CL' | 'CM' | 'CN' | 'CO' | 'CR' | 'CU' | 'CV' | 'CW' | 'CX' | 'CY' | 'CZ' | 'DE' | 'DJ' | 'DK' | 'DM' | 'DO' | 'DZ' | 'EC' | 'EE' | 'EG' | 'EH' | 'ER' | 'ES' | 'ET' | 'FI' | 'FJ' | 'FK' | 'FM' | 'FO' | 'FR' | 'GA' | 'GB' | 'GD' | 'GE' | 'GF' | 'GG' | 'GH' | 'GI' | 'GL' | 'GM' | 'GN' | 'GP' | 'GQ' | 'GR' | 'GS' | 'GT' | 'GU' | 'GW' | 'GY' | 'HK' | 'HM' | 'HN' | 'HR' | 'HT' | 'HU' | 'ID' | 'IE' | 'IL' | 'IM' | 'IN' | 'IO' | 'IQ' | 'IR' | 'IS' | 'IT' | 'JE' | 'JM' | 'JO' | 'JP' | 'KE' | 'KG' | 'KH' | 'KI' | 'KM' | 'KN' | 'KP' | 'KR' | 'KW' | 'KY' | 'KZ' | 'LA' | 'LB' | 'LC' | 'LI' | 'LK' | 'LR' | 'LS' | 'LT' | 'LU' | 'LV' | 'LY' | 'MA' | 'MC' | 'MD' | 'ME' | 'MF' | 'MG' | 'MH' | 'MK' | 'ML' | 'MM' | 'MN' | 'MO' | 'MP' | 'MQ' | 'MR' | 'MS' | 'MT' | 'MU' | 'MV' | 'MW' | 'MX' | 'MY' | 'MZ' | 'NA' | 'NC' | 'NE' | 'NF' | 'NG' | 'NI' | 'NL' | 'NO' | 'NP' | 'NR' | 'NU' | 'NZ' | 'OM' | 'PA' | 'PE' | 'PF' | 'PG' | 'PH' | 'PK' | 'PL' | 'PM' | 'PN' | 'PR' | 'PS' | 'PT' | 'PW' | 'PY' | 'QA' | 'RE' | 'RO' | 'RS' | 'RU' | 'RW' | 'SA' | 'SB' | 'SC' | 'SD' | 'SE' | 'SG' | 'SH' | 'SI' | 'SJ' | 'SK' | 'SL' | 'SM' | 'SN' | 'SO' | 'SR' | 'SS' | 'ST' | 'SV' | 'SX' | 'SY' | 'SZ' | 'TC' | 'TD' | 'TF' | 'TG' | 'TH' | 'TJ' | 'TK' | 'TL' | 'TM' | 'TN' | 'TO' | 'TR' | 'TT' | 'TV' | 'TW' | 'TZ' | 'UA' | 'UG' | 'UM' | 'US' | 'UY' | 'UZ' | 'VA' | 'VC' | 'VE' | 'VG' | 'VI' | 'VN' | 'VU' | 'WF' | 'WS' | 'YE' | 'YT' | 'ZA' | 'ZM' | 'ZW';
 };
 
 export type CreateCardHolderDto = {
@@ -1034,32 +1082,32 @@ export type CreateCardHolderDto = {
      */
     customerId: string;
     /**
-     * Kind of KYC document, e.g. BVN, NIN, PASSPORT.
+     * Kind of KYC document, e.g. BVN, NIN, PASSPORT. Trimmed and upper-cased before it is checked.
      */
     idType: string;
     /**
-     * Number of the KYC document.
+     * Number of the KYC document. Trimmed before it is checked.
      */
     idNumber: string;
     /**
-     * Defaults to the customer's first name.
+     * Defaults to the customer's first name. Trimmed before it is checked.
      */
     firstName?: string;
     /**
-     * Defaults to the customer's last name.
+     * Defaults to the customer's last name. Trimmed before it is checked.
      */
     lastName?: string;
     /**
-     * Defaults to the customer's phone.
+     * Defaults to the customer's phone. Trimmed before it is checked.
      */
     phone?: string;
     address: CardHolderAddressDto;
     /**
-     * Bank Verification Number, 11 digits. Required when address.country is NG.
+     * Bank Verification Number, 11 digits. Required when address.country is NG. Trimmed before it is checked.
      */
     bvn?: string;
     /**
-     * yyyy-mm-dd. Required when address.country is GH.
+     * yyyy-mm-dd. Required when address.country is GH. Trimmed before it is checked.
      */
     dateOfBirth?: string;
     /**
@@ -1112,19 +1160,19 @@ export type CreateCardDto = {
      */
     customerId: string;
     /**
-     * Card network.
+     * Card network. Trimmed and lower-cased before it is checked.
      */
     brand: 'visa' | 'mastercard';
     /**
-     * Card type, e.g. virtual or giftcard.
+     * Card type, e.g. virtual or giftcard. Trimmed and lower-cased before it is checked.
      */
     type?: string;
     /**
      * Initial funding in USD MINOR units (5000 = 50.00 USD): 0, or 300–250000 (the top-up bounds, 3.00–2,500.00 USD). A non-zero amount is a money movement: a `card_topup` ledger row settled by the creation callback.
      */
-    amount: number;
+    amount: number | number;
     /**
-     * The card's reference at the provider (unique; 409 if taken). Generated by the gateway when absent.
+     * The card's reference at the provider (unique; 409 if taken). Generated by the gateway when absent. Trimmed before it is checked.
      */
     reference?: string;
 };
@@ -1193,9 +1241,9 @@ export type CardPageDto = {
     data: Array<CardDto>;
 };
 
-export type CardAmountDto = {
+export type CardTopUpDto = {
     /**
-     * USD MINOR units (2500 = 25.00 USD). Top-ups: 300–250000 (3.00–2,500.00 USD), checked before the provider is called.
+     * USD MINOR units (2500 = 25.00 USD): 300–250000 (3.00–2,500.00 USD), checked before the provider is called.
      */
     amount: number;
 };
@@ -1233,6 +1281,13 @@ export type CardTransactionDto = {
     createdAt: string;
     updatedAt: string;
     completedAt: string | null;
+};
+
+export type CardAmountDto = {
+    /**
+     * USD MINOR units (2500 = 25.00 USD).
+     */
+    amount: number;
 };
 
 export type CardTransactionPageDto = {
@@ -1315,6 +1370,9 @@ export type ReconciliationRunPageDto = {
 };
 
 export type ReconciliationItemDto = {
+    /**
+     * Sequence number of the item (not a UUID).
+     */
     id: string;
     class: 'matched' | 'status_mismatch' | 'amount_mismatch' | 'missing_at_provider' | 'unknown_locally';
     transactionId: string | null;
@@ -1325,13 +1383,19 @@ export type ReconciliationItemDto = {
     /**
      * Minor units of `currency`.
      */
-    localAmount: number | null;
+    localAmount: number | null | string | null;
     /**
      * Minor units of `providerCurrency`.
      */
-    providerAmount: number | null;
-    localFee: number | null;
-    providerFee: number | null;
+    providerAmount: number | null | string | null;
+    /**
+     * Fee, minor units of `currency`.
+     */
+    localFee: number | null | string | null;
+    /**
+     * Fee, minor units of `providerCurrency`.
+     */
+    providerFee: number | null | string | null;
     currency: string | null;
     providerCurrency: string | null;
     /**
@@ -1364,9 +1428,25 @@ export type ApiKeysMeErrors = {
      */
     401: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ApiKeysMeError = ApiKeysMeErrors[keyof ApiKeysMeErrors];
@@ -1424,9 +1504,25 @@ export type AuditListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type AuditListError = AuditListErrors[keyof AuditListErrors];
@@ -1442,19 +1538,19 @@ export type TransactionsListData = {
     path?: never;
     query?: {
         /**
-         * Kind of money movement.
+         * Kind of money movement. Trimmed and lower-cased before it is checked.
          */
         kind?: TransactionKind;
         /**
-         * Ledger status.
+         * Ledger status. Trimmed and lower-cased before it is checked.
          */
         status?: TransactionStatus;
         /**
-         * credit (money in) or debit (money out).
+         * credit (money in) or debit (money out). Trimmed and lower-cased before it is checked.
          */
         direction?: TransactionDirection;
         /**
-         * Currency code of `amount` (case-insensitive; stored upper-case).
+         * Currency code of `amount` (case-insensitive; stored upper-case). Trimmed and upper-cased before it is checked.
          */
         currency?: string;
         /**
@@ -1470,7 +1566,7 @@ export type TransactionsListData = {
          */
         beneficiaryId?: string;
         /**
-         * The gateway's reference of the transaction (exact match).
+         * The gateway's reference of the transaction (exact match). Trimmed before it is checked.
          */
         reference?: string;
         /**
@@ -1482,17 +1578,17 @@ export type TransactionsListData = {
          */
         to?: string;
         /**
-         * Smallest `amount`, in minor units (inclusive).
+         * Smallest `amount`, in minor units (inclusive): 1 to 18 digits.
          */
-        amountMin?: number;
+        amountMin?: string;
         /**
-         * Largest `amount`, in minor units (inclusive); must not be below `amountMin`.
+         * Largest `amount`, in minor units (inclusive): 1 to 18 digits; must not be below `amountMin`.
          */
-        amountMax?: number;
+        amountMax?: string;
         /**
-         * desc = newest first (default), asc = oldest first; ties broken by id.
+         * desc = newest first (default), asc = oldest first; ties broken by id. Trimmed and lower-cased before it is checked.
          */
-        order?: 'desc' | 'asc';
+        order?: 'asc' | 'desc';
         /**
          * Opaque cursor from a previous page's `nextCursor` (same filters and order).
          */
@@ -1516,9 +1612,25 @@ export type TransactionsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type TransactionsListError = TransactionsListErrors[keyof TransactionsListErrors];
@@ -1534,19 +1646,19 @@ export type TransactionsSummaryData = {
     path?: never;
     query?: {
         /**
-         * Kind of money movement.
+         * Kind of money movement. Trimmed and lower-cased before it is checked.
          */
         kind?: TransactionKind;
         /**
-         * Ledger status.
+         * Ledger status. Trimmed and lower-cased before it is checked.
          */
         status?: TransactionStatus;
         /**
-         * credit (money in) or debit (money out).
+         * credit (money in) or debit (money out). Trimmed and lower-cased before it is checked.
          */
         direction?: TransactionDirection;
         /**
-         * Currency code of `amount` (case-insensitive; stored upper-case).
+         * Currency code of `amount` (case-insensitive; stored upper-case). Trimmed and upper-cased before it is checked.
          */
         currency?: string;
         /**
@@ -1562,7 +1674,7 @@ export type TransactionsSummaryData = {
          */
         beneficiaryId?: string;
         /**
-         * The gateway's reference of the transaction (exact match).
+         * The gateway's reference of the transaction (exact match). Trimmed before it is checked.
          */
         reference?: string;
         /**
@@ -1574,13 +1686,13 @@ export type TransactionsSummaryData = {
          */
         to?: string;
         /**
-         * Smallest `amount`, in minor units (inclusive).
+         * Smallest `amount`, in minor units (inclusive): 1 to 18 digits.
          */
-        amountMin?: number;
+        amountMin?: string;
         /**
-         * Largest `amount`, in minor units (inclusive); must not be below `amountMin`.
+         * Largest `amount`, in minor units (inclusive): 1 to 18 digits; must not be below `amountMin`.
          */
-        amountMax?: number;
+        amountMax?: string;
     };
     url: '/v1/transactions/summary';
 };
@@ -1599,9 +1711,25 @@ export type TransactionsSummaryErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type TransactionsSummaryError = TransactionsSummaryErrors[keyof TransactionsSummaryErrors];
@@ -1617,19 +1745,19 @@ export type TransactionsExportData = {
     path?: never;
     query?: {
         /**
-         * Kind of money movement.
+         * Kind of money movement. Trimmed and lower-cased before it is checked.
          */
         kind?: TransactionKind;
         /**
-         * Ledger status.
+         * Ledger status. Trimmed and lower-cased before it is checked.
          */
         status?: TransactionStatus;
         /**
-         * credit (money in) or debit (money out).
+         * credit (money in) or debit (money out). Trimmed and lower-cased before it is checked.
          */
         direction?: TransactionDirection;
         /**
-         * Currency code of `amount` (case-insensitive; stored upper-case).
+         * Currency code of `amount` (case-insensitive; stored upper-case). Trimmed and upper-cased before it is checked.
          */
         currency?: string;
         /**
@@ -1645,7 +1773,7 @@ export type TransactionsExportData = {
          */
         beneficiaryId?: string;
         /**
-         * The gateway's reference of the transaction (exact match).
+         * The gateway's reference of the transaction (exact match). Trimmed before it is checked.
          */
         reference?: string;
         /**
@@ -1657,17 +1785,17 @@ export type TransactionsExportData = {
          */
         to?: string;
         /**
-         * Smallest `amount`, in minor units (inclusive).
+         * Smallest `amount`, in minor units (inclusive): 1 to 18 digits.
          */
-        amountMin?: number;
+        amountMin?: string;
         /**
-         * Largest `amount`, in minor units (inclusive); must not be below `amountMin`.
+         * Largest `amount`, in minor units (inclusive): 1 to 18 digits; must not be below `amountMin`.
          */
-        amountMax?: number;
+        amountMax?: string;
         /**
-         * desc = newest first (default), asc = oldest first; ties broken by id.
+         * desc = newest first (default), asc = oldest first; ties broken by id. Trimmed and lower-cased before it is checked.
          */
-        order?: 'desc' | 'asc';
+        order?: 'asc' | 'desc';
     };
     url: '/v1/transactions/export';
 };
@@ -1686,9 +1814,25 @@ export type TransactionsExportErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type TransactionsExportError = TransactionsExportErrors[keyof TransactionsExportErrors];
@@ -1734,6 +1878,10 @@ export type TransactionsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -1742,9 +1890,21 @@ export type TransactionsGetErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -1770,7 +1930,7 @@ export type TransactionsResolveData = {
 
 export type TransactionsResolveErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -1790,9 +1950,33 @@ export type TransactionsResolveErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type TransactionsResolveError = TransactionsResolveErrors[keyof TransactionsResolveErrors];
@@ -1834,9 +2018,25 @@ export type WebhookSubscriptionsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsListError = WebhookSubscriptionsListErrors[keyof WebhookSubscriptionsListErrors];
@@ -1856,7 +2056,7 @@ export type WebhookSubscriptionsCreateData = {
 
 export type WebhookSubscriptionsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -1868,9 +2068,33 @@ export type WebhookSubscriptionsCreateErrors = {
      */
     403: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsCreateError = WebhookSubscriptionsCreateErrors[keyof WebhookSubscriptionsCreateErrors];
@@ -1908,9 +2132,25 @@ export type WebhookSubscriptionsRemoveErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsRemoveError = WebhookSubscriptionsRemoveErrors[keyof WebhookSubscriptionsRemoveErrors];
@@ -1948,9 +2188,25 @@ export type WebhookSubscriptionsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsGetError = WebhookSubscriptionsGetErrors[keyof WebhookSubscriptionsGetErrors];
@@ -1995,9 +2251,25 @@ export type WebhookSubscriptionsMessagesErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsMessagesError = WebhookSubscriptionsMessagesErrors[keyof WebhookSubscriptionsMessagesErrors];
@@ -2040,9 +2312,25 @@ export type WebhookSubscriptionsRetryErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhookSubscriptionsRetryError = WebhookSubscriptionsRetryErrors[keyof WebhookSubscriptionsRetryErrors];
@@ -2062,7 +2350,19 @@ export type HealthLiveData = {
 
 export type HealthLiveErrors = {
     /**
-     * A health check failed.
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * A health check failed. shutting_down: this instance is closing; retry (another instance answers).
      */
     503: ProblemDto;
 };
@@ -2085,7 +2385,19 @@ export type HealthReadyData = {
 
 export type HealthReadyErrors = {
     /**
-     * The instance is shutting down (from the stop signal on), or the database is not reachable.
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * The instance is shutting down (from the stop signal on), or the database is not reachable. shutting_down: this instance is closing; retry (another instance answers).
      */
     503: ProblemDto;
 };
@@ -2111,6 +2423,22 @@ export type HealthMetricsTextErrors = {
      * METRICS_TOKEN is set and the bearer token is not it.
      */
     401: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type HealthMetricsTextError = HealthMetricsTextErrors[keyof HealthMetricsTextErrors];
@@ -2132,7 +2460,7 @@ export type CustomersListData = {
         cursor?: string;
         limit?: number;
         /**
-         * Exact email (case-insensitive).
+         * Exact email (case-insensitive). Trimmed and lower-cased before it is checked.
          */
         email?: string;
     };
@@ -2153,9 +2481,25 @@ export type CustomersListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CustomersListError = CustomersListErrors[keyof CustomersListErrors];
@@ -2175,7 +2519,7 @@ export type CustomersCreateData = {
 
 export type CustomersCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2191,6 +2535,18 @@ export type CustomersCreateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2199,9 +2555,21 @@ export type CustomersCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2248,6 +2616,10 @@ export type CustomersGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2256,9 +2628,21 @@ export type CustomersGetErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2284,7 +2668,7 @@ export type CustomersUpdateData = {
 
 export type CustomersUpdateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2304,6 +2688,18 @@ export type CustomersUpdateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2312,9 +2708,21 @@ export type CustomersUpdateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2350,11 +2758,23 @@ export type MeGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the person exceeded (see Retry-After).
      */
     429: ProblemDto;
     /**
-     * identity_provider_unavailable: the provider's keys cannot be fetched and none are cached.
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * identity_provider_unavailable: the provider's keys cannot be fetched and none are cached. shutting_down: this instance is closing; retry (another instance answers).
      */
     503: ProblemDto;
 };
@@ -2376,7 +2796,7 @@ export type MeCreateData = {
 
 export type MeCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2396,6 +2816,18 @@ export type MeCreateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2404,11 +2836,19 @@ export type MeCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
     /**
-     * identity_provider_unavailable: the provider's keys cannot be fetched and none are cached.
+     * identity_provider_unavailable: the provider's keys cannot be fetched and none are cached. provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
      */
     503: ProblemDto;
     /**
@@ -2431,7 +2871,7 @@ export type BeneficiariesCountryData = {
         /**
          * ISO 3166-1 alpha-2 country code (any case).
          */
-        country: string;
+        country: 'AD' | 'AE' | 'AF' | 'AG' | 'AI' | 'AL' | 'AM' | 'AO' | 'AQ' | 'AR' | 'AS' | 'AT' | 'AU' | 'AW' | 'AX' | 'AZ' | 'BA' | 'BB' | 'BD' | 'BE' | 'BF' | 'BG' | 'BH' | 'BI' | 'BJ' | 'BL' | 'BM' | 'BN' | 'BO' | 'BQ' | 'BR' | 'BS' | 'BT' | 'BV' | 'BW' | 'BY' | 'BZ' | 'CA' | 'CC' | 'CD' | 'CF' | 'CG' | 'CH' | 'CI' | 'CK' | 'CL' | 'CM' | 'CN' | 'CO' | 'CR' | 'CU' | 'CV' | 'CW' | 'CX' | 'CY' | 'CZ' | 'DE' | 'DJ' | 'DK' | 'DM' | 'DO' | 'DZ' | 'EC' | 'EE' | 'EG' | 'EH' | 'ER' | 'ES' | 'ET' | 'FI' | 'FJ' | 'FK' | 'FM' | 'FO' | 'FR' | 'GA' | 'GB' | 'GD' | 'GE' | 'GF' | 'GG' | 'GH' | 'GI' | 'GL' | 'GM' | 'GN' | 'GP' | 'GQ' | 'GR' | 'GS' | 'GT' | 'GU' | 'GW' | 'GY' | 'HK' | 'HM' | 'HN' | 'HR' | 'HT' | 'HU' | 'ID' | 'IE' | 'IL' | 'IM' | 'IN' | 'IO' | 'IQ' | 'IR' | 'IS' | 'IT' | 'JE' | 'JM' | 'JO' | 'JP' | 'KE' | 'KG' | 'KH' | 'KI' | 'KM' | 'KN' | 'KP' | 'KR' | 'KW' | 'KY' | 'KZ' | 'LA' | 'LB' | 'LC' | 'LI' | 'LK' | 'LR' | 'LS' | 'LT' | 'LU' | 'LV' | 'LY' | 'MA' | 'MC' | 'MD' | 'ME' | 'MF' | 'MG' | 'MH' | 'MK' | 'ML' | 'MM' | 'MN' | 'MO' | 'MP' | 'MQ' | 'MR' | 'MS' | 'MT' | 'MU' | 'MV' | 'MW' | 'MX' | 'MY' | 'MZ' | 'NA' | 'NC' | 'NE' | 'NF' | 'NG' | 'NI' | 'NL' | 'NO' | 'NP' | 'NR' | 'NU' | 'NZ' | 'OM' | 'PA' | 'PE' | 'PF' | 'PG' | 'PH' | 'PK' | 'PL' | 'PM' | 'PN' | 'PR' | 'PS' | 'PT' | 'PW' | 'PY' | 'QA' | 'RE' | 'RO' | 'RS' | 'RU' | 'RW' | 'SA' | 'SB' | 'SC' | 'SD' | 'SE' | 'SG' | 'SH' | 'SI' | 'SJ' | 'SK' | 'SL' | 'SM' | 'SN' | 'SO' | 'SR' | 'SS' | 'ST' | 'SV' | 'SX' | 'SY' | 'SZ' | 'TC' | 'TD' | 'TF' | 'TG' | 'TH' | 'TJ' | 'TK' | 'TL' | 'TM' | 'TN' | 'TO' | 'TR' | 'TT' | 'TV' | 'TW' | 'TZ' | 'UA' | 'UG' | 'UM' | 'US' | 'UY' | 'UZ' | 'VA' | 'VC' | 'VE' | 'VG' | 'VI' | 'VN' | 'VU' | 'WF' | 'WS' | 'YE' | 'YT' | 'ZA' | 'ZM' | 'ZW';
     };
     query?: never;
     url: '/v1/payout-countries/{country}';
@@ -2455,6 +2895,10 @@ export type BeneficiariesCountryErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2463,9 +2907,21 @@ export type BeneficiariesCountryErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2508,9 +2964,25 @@ export type BeneficiariesListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type BeneficiariesListError = BeneficiariesListErrors[keyof BeneficiariesListErrors];
@@ -2530,7 +3002,7 @@ export type BeneficiariesCreateData = {
 
 export type BeneficiariesCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2546,6 +3018,18 @@ export type BeneficiariesCreateErrors = {
      */
     404: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -2554,9 +3038,21 @@ export type BeneficiariesCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -2598,9 +3094,25 @@ export type BeneficiariesGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type BeneficiariesGetError = BeneficiariesGetErrors[keyof BeneficiariesGetErrors];
@@ -2615,7 +3127,7 @@ export type PayoutsCreateData = {
     body: CreatePayoutDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2626,7 +3138,7 @@ export type PayoutsCreateData = {
 
 export type PayoutsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2646,6 +3158,18 @@ export type PayoutsCreateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -2654,9 +3178,21 @@ export type PayoutsCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -2675,7 +3211,7 @@ export type PayoutsApproveData = {
     body: PayoutDecisionDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2688,7 +3224,7 @@ export type PayoutsApproveData = {
 
 export type PayoutsApproveErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2712,6 +3248,18 @@ export type PayoutsApproveErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -2720,9 +3268,21 @@ export type PayoutsApproveErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -2741,7 +3301,7 @@ export type PayoutsRejectData = {
     body: PayoutDecisionDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2754,7 +3314,7 @@ export type PayoutsRejectData = {
 
 export type PayoutsRejectErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2778,9 +3338,33 @@ export type PayoutsRejectErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type PayoutsRejectError = PayoutsRejectErrors[keyof PayoutsRejectErrors];
@@ -2795,7 +3379,7 @@ export type PayoutsConfirmData = {
     body?: never;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2808,7 +3392,7 @@ export type PayoutsConfirmData = {
 
 export type PayoutsConfirmErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters.
      */
     400: ProblemDto;
     /**
@@ -2828,6 +3412,10 @@ export type PayoutsConfirmErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -2836,9 +3424,21 @@ export type PayoutsConfirmErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -2880,9 +3480,25 @@ export type PayoutsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type PayoutsGetError = PayoutsGetErrors[keyof PayoutsGetErrors];
@@ -2928,9 +3544,25 @@ export type CollectionsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CollectionsListError = CollectionsListErrors[keyof CollectionsListErrors];
@@ -2945,7 +3577,7 @@ export type CollectionsCreateData = {
     body: CreateCollectionDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -2956,7 +3588,7 @@ export type CollectionsCreateData = {
 
 export type CollectionsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -2976,6 +3608,18 @@ export type CollectionsCreateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -2984,9 +3628,21 @@ export type CollectionsCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -3028,9 +3684,25 @@ export type CollectionsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CollectionsGetError = CollectionsGetErrors[keyof CollectionsGetErrors];
@@ -3050,7 +3722,7 @@ export type SwapsCreateQuoteData = {
 
 export type SwapsCreateQuoteErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3062,6 +3734,18 @@ export type SwapsCreateQuoteErrors = {
      */
     403: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3070,9 +3754,21 @@ export type SwapsCreateQuoteErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3114,9 +3810,25 @@ export type SwapsGetQuoteErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type SwapsGetQuoteError = SwapsGetQuoteErrors[keyof SwapsGetQuoteErrors];
@@ -3131,7 +3843,7 @@ export type SwapsExecuteData = {
     body: CreateSwapDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -3142,7 +3854,7 @@ export type SwapsExecuteData = {
 
 export type SwapsExecuteErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3164,6 +3876,18 @@ export type SwapsExecuteErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * quote_expired: the quote lapsed; the provider was not called.
      *
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
@@ -3174,9 +3898,21 @@ export type SwapsExecuteErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -3218,9 +3954,25 @@ export type SwapsGetSwapErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type SwapsGetSwapError = SwapsGetSwapErrors[keyof SwapsGetSwapErrors];
@@ -3262,9 +4014,25 @@ export type VirtualAccountsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type VirtualAccountsListError = VirtualAccountsListErrors[keyof VirtualAccountsListErrors];
@@ -3284,7 +4052,7 @@ export type VirtualAccountsCreateData = {
 
 export type VirtualAccountsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3300,6 +4068,18 @@ export type VirtualAccountsCreateErrors = {
      */
     404: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3308,9 +4088,21 @@ export type VirtualAccountsCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3352,9 +4144,25 @@ export type VirtualAccountsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type VirtualAccountsGetError = VirtualAccountsGetErrors[keyof VirtualAccountsGetErrors];
@@ -3374,7 +4182,7 @@ export type CardHoldersRegisterData = {
 
 export type CardHoldersRegisterErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3394,6 +4202,18 @@ export type CardHoldersRegisterErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3402,9 +4222,21 @@ export type CardHoldersRegisterErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3446,9 +4278,25 @@ export type CardHoldersGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CardHoldersGetError = CardHoldersGetErrors[keyof CardHoldersGetErrors];
@@ -3494,9 +4342,25 @@ export type CardsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CardsListError = CardsListErrors[keyof CardsListErrors];
@@ -3511,7 +4375,7 @@ export type CardsCreateData = {
     body: CreateCardDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -3522,7 +4386,7 @@ export type CardsCreateData = {
 
 export type CardsCreateErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3544,6 +4408,18 @@ export type CardsCreateErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -3552,9 +4428,21 @@ export type CardsCreateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -3596,9 +4484,25 @@ export type CardsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type CardsGetError = CardsGetErrors[keyof CardsGetErrors];
@@ -3640,6 +4544,10 @@ export type CardsFreezeErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3648,9 +4556,21 @@ export type CardsFreezeErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3696,6 +4616,10 @@ export type CardsUnfreezeErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3704,9 +4628,21 @@ export type CardsUnfreezeErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3752,6 +4688,10 @@ export type CardsTerminateErrors = {
      */
     409: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3760,9 +4700,21 @@ export type CardsTerminateErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3778,10 +4730,10 @@ export type CardsTerminateResponses = {
 export type CardsTerminateResponse = CardsTerminateResponses[keyof CardsTerminateResponses];
 
 export type CardsTopUpData = {
-    body: CardAmountDto;
+    body: CardTopUpDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -3794,7 +4746,7 @@ export type CardsTopUpData = {
 
 export type CardsTopUpErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3816,6 +4768,18 @@ export type CardsTopUpErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -3824,9 +4788,21 @@ export type CardsTopUpErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -3845,7 +4821,7 @@ export type CardsWithdrawData = {
     body: CardAmountDto;
     headers: {
         /**
-         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.
+         * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
          */
         'Idempotency-Key': string;
     };
@@ -3858,7 +4834,7 @@ export type CardsWithdrawData = {
 
 export type CardsWithdrawErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. idempotency_key_missing: no Idempotency-Key header, or not 1–255 printable ASCII characters. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -3880,6 +4856,18 @@ export type CardsWithdrawErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
      */
     422: ProblemDto;
@@ -3888,9 +4876,21 @@ export type CardsWithdrawErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
     502: UnsettledProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time. The movement is `unknown` (`transactionId`, `transactionStatus`) and settled by `settlesBy`; do not start it again before.
      */
@@ -3942,6 +4942,10 @@ export type CardsListTransactionsErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * provider_rejected: the provider refused the request; its message is in `detail`.
      */
     422: ProblemDto;
@@ -3950,9 +4954,21 @@ export type CardsListTransactionsErrors = {
      */
     429: ProblemDto;
     /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
      * provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer states another amount or currency than was asked (`asked`, `answered`, `hint`); nothing usable is stored and a ledger row already written is held in `needs_review`.
      */
     502: ProblemDto;
+    /**
+     * provider_retry_later: the provider is not called for now (circuit open, too many calls in flight, or it answered 429); nothing moved; retry after Retry-After. shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
     /**
      * provider_timeout: the provider did not answer in time.
      */
@@ -3989,6 +5005,22 @@ export type WebhooksReceiveErrors = {
      * Missing or wrong signature; nothing stored.
      */
     401: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type WebhooksReceiveError = WebhooksReceiveErrors[keyof WebhooksReceiveErrors];
@@ -4027,9 +5059,25 @@ export type ReconciliationRunsListErrors = {
      */
     403: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsListError = ReconciliationRunsListErrors[keyof ReconciliationRunsListErrors];
@@ -4049,7 +5097,7 @@ export type ReconciliationRunsStartData = {
 
 export type ReconciliationRunsStartErrors = {
     /**
-     * validation_failed: the failing fields are in `errors`.
+     * validation_failed: the failing fields are in `errors`. validation_failed: a body that is not JSON, or nested deeper than 32 levels.
      */
     400: ProblemDto;
     /**
@@ -4065,9 +5113,33 @@ export type ReconciliationRunsStartErrors = {
      */
     409: ProblemDto;
     /**
+     * payload_too_large: the body is over BODY_LIMIT_BYTES.
+     */
+    413: ProblemDto;
+    /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
+     * validation_failed: the body is not application/json.
+     */
+    415: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsStartError = ReconciliationRunsStartErrors[keyof ReconciliationRunsStartErrors];
@@ -4105,9 +5177,25 @@ export type ReconciliationRunsGetErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsGetError = ReconciliationRunsGetErrors[keyof ReconciliationRunsGetErrors];
@@ -4152,9 +5240,25 @@ export type ReconciliationRunsItemsErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsItemsError = ReconciliationRunsItemsErrors[keyof ReconciliationRunsItemsErrors];
@@ -4192,9 +5296,25 @@ export type ReconciliationRunsExportErrors = {
      */
     404: ProblemDto;
     /**
+     * uri_too_long: the URL is over 8192 characters, or a path segment over 100.
+     */
+    414: ProblemDto;
+    /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
     429: ProblemDto;
+    /**
+     * request_headers_too_large: the request line and headers are over the size limit.
+     */
+    431: ProblemDto;
+    /**
+     * internal_error: an unexpected error (logged with the request id).
+     */
+    500: ProblemDto;
+    /**
+     * shutting_down: this instance is closing; retry (another instance answers).
+     */
+    503: ProblemDto;
 };
 
 export type ReconciliationRunsExportError = ReconciliationRunsExportErrors[keyof ReconciliationRunsExportErrors];

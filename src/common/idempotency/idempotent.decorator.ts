@@ -16,6 +16,7 @@ import { DomainError, ErrorCode } from '../errors';
 import { IDEMPOTENT_SUCCESS_STATUS } from './idempotency-context';
 import { IdempotencyService, isReplayedAnswer, requestFingerprint } from './idempotency.service';
 
+/** The Idempotency-Key rule: 1 to 255 printable ASCII characters (no space); also its documented schema. */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 /** Runs a money-moving route under its `Idempotency-Key` (see IdempotencyService). */
@@ -92,7 +93,9 @@ export const Idempotent = (options: { claimInWork?: boolean } = {}) =>
       name: 'Idempotency-Key',
       required: true,
       description:
-        'Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h.',
+        'Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. ' +
+        '1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: KEY_PATTERN.source },
     }),
     ApiProblem(
       409,
