@@ -118,9 +118,11 @@ function names(problem: any, mutation: Mutation): boolean {
  * - `cursor` is "Opaque cursor from a previous page's `nextCursor`": a made-up one is refused
  *   (400), so generated requests leave it out (its mutations are still sent);
  * - `from` comes before `to` (a period), `amountMin` is at most `amountMax`: swapped if not;
- * - where the description says a period is "at most N days", `to` is moved within N days of `from`.
+ * - where the description says a period is "at most N days", `to` is moved within N days of `from`;
+ * - a body property described "Required when <field> is <value>" is generated when it is so
+ *   (OpenAPI 3.0 has no `if`/`then` to say it in the schema).
  */
-function withinDocumentedRules(op: Operation, req: RequestParts): RequestParts {
+function withinDocumentedRules(op: Operation, req: RequestParts, seed: number): RequestParts {
   delete req.query.cursor;
   for (const bag of [req.query, req.body] as Array<Record<string, unknown> | undefined>) {
     if (!bag || typeof bag !== 'object' || Array.isArray(bag)) continue;
@@ -133,6 +135,13 @@ function withinDocumentedRules(op: Operation, req: RequestParts): RequestParts {
       const order = typeof a === 'number' ? a - Number(b) : Date.parse(text(a)) - Date.parse(text(b));
       if (order > 0) [bag[low], bag[high]] = [b, a];
     }
+  }
+  const body0 = req.body as Record<string, any> | undefined;
+  for (const [name, prop] of Object.entries((op.body?.schema.properties ?? {}) as Record<string, any>)) {
+    const when = /required when ([\w.]+) is (\w+)/i.exec(String(prop.description ?? ''));
+    if (!when || !body0 || typeof body0 !== 'object' || body0[name] !== undefined) continue;
+    const actual = when[1].split('.').reduce<any>((o, k) => o?.[k], body0);
+    if (actual !== undefined && String(actual) === when[2]) body0[name] = contract.sample(prop, seed, 0);
   }
   const days = says(op, /at most (\d+) days/);
   const body = req.body as Record<string, unknown> | undefined;
@@ -349,7 +358,7 @@ describe('openapi.json and the gateway agree (property, e2e)', () => {
       if (where === 'body' || where === 'query') return choose(realFieldIds(field), generated);
       return generated;
     });
-    withinDocumentedRules(op, req);
+    withinDocumentedRules(op, req, seed);
     freshIdempotencyKey(op, req);
     const left = contract.requestProblems(op, req);
     if (left.length) throw new Error(`${op.id}: generated request invalid after the documented rules: ${left}`);

@@ -57,6 +57,7 @@ export interface Mutation {
 }
 
 const SEP = '.';
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 
 export class Contract {
   private readonly ajv: Ajv;
@@ -74,7 +75,7 @@ export class Contract {
     const out: Operation[] = [];
     for (const [route, item] of Object.entries(this.doc.paths as Record<string, Record<string, any>>)) {
       for (const [method, op] of Object.entries(item)) {
-        if (!['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'].includes(method)) continue;
+        if (!METHODS.includes(method)) continue;
         const json = op.requestBody?.content?.['application/json'];
         out.push({
           id: op.operationId ?? `${method} ${route}`,
@@ -93,7 +94,7 @@ export class Contract {
 
   /** The methods the description declares for a path. */
   methods(route: string): string[] {
-    return Object.keys(this.doc.paths[route] ?? {});
+    return Object.keys(this.doc.paths[route] ?? {}).filter((m) => METHODS.includes(m));
   }
 
   /**
