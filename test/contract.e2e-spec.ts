@@ -132,8 +132,7 @@ function withinDocumentedRules(op: Operation, req: RequestParts, seed: number): 
     ]) {
       const [a, b] = [bag[low], bag[high]];
       if (a === undefined || b === undefined) continue;
-      const order = typeof a === 'number' ? a - Number(b) : Date.parse(text(a)) - Date.parse(text(b));
-      if (order > 0) [bag[low], bag[high]] = [b, a];
+      if (after(a, b)) [bag[low], bag[high]] = [b, a];
     }
   }
   const body0 = req.body as Record<string, any> | undefined;
@@ -151,6 +150,12 @@ function withinDocumentedRules(op: Operation, req: RequestParts, seed: number): 
     if (Date.parse(body.to) - from > span) body.to = new Date(from + span).toISOString();
   }
   return req;
+}
+
+/** Whether `a` comes after `b`: as whole numbers (amounts may be digit strings), else as dates. */
+function after(a: unknown, b: unknown): boolean {
+  if (/^\d+$/.test(text(a)) && /^\d+$/.test(text(b))) return BigInt(text(a)) > BigInt(text(b));
+  return Date.parse(text(a)) > Date.parse(text(b));
 }
 
 /** `pattern` in the operation's description (its texts and its request body's schema), if there. */

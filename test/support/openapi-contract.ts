@@ -235,9 +235,14 @@ export class Contract {
     throw new Error(`${op.id}: no valid request generated from seed ${seed}: ${problems.join('; ')}`);
   }
 
-  /** A value of `schema` from json-schema-faker, deterministic for a seed. */
+  /**
+   * A value of `schema` from json-schema-faker, deterministic for a seed. Strings are generated at
+   * most GENERATED_STRING_MAX characters long (or their minLength): a description may allow longer
+   * ones (a photo as a data URI, up to 1,000,000), but several of them would pass the body limit
+   * (413) together; the mutations still send maxLength + 1.
+   */
   sample(schema: Schema, seed: number, optionals: number): unknown {
-    return generateSync(this.jsonSchema(this.schema(schema)), {
+    return generateSync(capStrings(this.jsonSchema(this.schema(schema))), {
       seed: (Math.abs(seed) % 2_147_483_646) + 1,
       optionalsProbability: optionals,
       alwaysFakeOptionals: optionals >= 1,
@@ -342,6 +347,22 @@ export class Contract {
     }
     return this.check(`response ${op.id} ${status} ${media}`, entry.schema, value).map((e) => `${status} body: ${e}`);
   }
+}
+
+const GENERATED_STRING_MAX = 2000;
+
+/** `schema` with every string's maxLength at most GENERATED_STRING_MAX (or its minLength). */
+function capStrings(schema: Schema): Schema {
+  if (schema === null || typeof schema !== 'object') return schema;
+  if (Array.isArray(schema)) return schema.map(capStrings);
+  const out: Schema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    out[key] = key === 'enum' || key === 'const' || key === 'default' ? value : capStrings(value);
+  }
+  if (out.type === 'string' && !out.format && !out.enum) {
+    out.maxLength = Math.max(out.minLength ?? 0, Math.min(out.maxLength ?? GENERATED_STRING_MAX, GENERATED_STRING_MAX));
+  }
+  return out;
 }
 
 /** Values that break `schema` one way each, with what they break. Parameters arrive as text. */
