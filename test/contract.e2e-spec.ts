@@ -120,7 +120,9 @@ function names(problem: any, mutation: Mutation): boolean {
  * - `from` comes before `to` (a period), `amountMin` is at most `amountMax`: swapped if not;
  * - where the description says a period is "at most N days", `to` is moved within N days of `from`;
  * - a body property described "Required when <field> is <value>" is generated when it is so
- *   (OpenAPI 3.0 has no `if`/`then` to say it in the schema).
+ *   (OpenAPI 3.0 has no `if`/`then` to say it in the schema);
+ * - a body property described "not the <x> <y>" (a swap's targetCurrency: "not the source
+ *   currency") is generated again until it differs from `<x><Y>`.
  */
 function withinDocumentedRules(op: Operation, req: RequestParts, seed: number): RequestParts {
   delete req.query.cursor;
@@ -141,6 +143,14 @@ function withinDocumentedRules(op: Operation, req: RequestParts, seed: number): 
     if (!when || !body0 || typeof body0 !== 'object' || body0[name] !== undefined) continue;
     const actual = when[1].split('.').reduce<any>((o, k) => o?.[k], body0);
     if (actual !== undefined && String(actual) === when[2]) body0[name] = contract.sample(prop, seed, 0);
+  }
+  for (const [name, prop] of Object.entries((op.body?.schema.properties ?? {}) as Record<string, any>)) {
+    const not = /\bnot the (\w+) (\w+)\b/i.exec(String(prop.description ?? ''));
+    if (!not || !body0 || typeof body0 !== 'object' || body0[name] === undefined) continue;
+    const other = not[1].toLowerCase() + not[2][0].toUpperCase() + not[2].slice(1);
+    for (let i = 1; i < 100 && body0[other] !== undefined && body0[name] === body0[other]; i++) {
+      body0[name] = contract.sample(prop, seed + i, 0);
+    }
   }
   const days = says(op, /at most (\d+) days/);
   const body = req.body as Record<string, unknown> | undefined;
