@@ -28,7 +28,9 @@ import {
  *   description tells (`Contract.mutations`: a wrong type, a value out of bounds, outside its enum,
  *   pattern or format, an unknown property of a closed object, an explicit null, a missing required
  *   field or header, no body, a body that is not an object): each is refused with 400
- *   problem+json whose `errors` name the field.
+ *   problem+json that names the field (`names`).
+ * Generated requests also follow the rules the description states in words rather than in a
+ * schema (`withinDocumentedRules`), and never reuse an Idempotency-Key.
  * - Every answer, valid case or not, is below 500, has a status the operation declares, the media
  *   type declared for it, and a body matching the declared schema.
  * - A method the description does not declare for a path is answered 405 problem+json.
@@ -36,8 +38,8 @@ import {
  * The cases are drawn by fast-check from a fixed seed (CONTRACT_SEED overrides it); a failure
  * prints that seed, the operation and the request and answer. Operations are exercised in
  * document order, except the two that destroy a seeded row (a subscription removed, a card
- * terminated), which run last. Two operations are exercised off the description, for reasons
- * listed in OFF_DESCRIPTION.
+ * terminated), which run last. One operation is exercised off the description, for the reason
+ * given in OFF_DESCRIPTION.
  */
 
 const VALID_CASES = 6;
@@ -52,9 +54,10 @@ const DESTRUCTIVE = ['webhookSubscriptions_remove', 'cards_terminate'];
 /**
  * Operations whose requests cannot come from the description alone, and how they are exercised:
  * - webhooks_receive: its valid request is a body signed with the provider's secret
- *   (x-brails-signature, HMAC-SHA512 of the raw body), which no schema can generate; valid cases
- *   sign a generated `{event, data}` (200), invalid cases send the header the description
- *   generates, a wrong signature (401, as documented; not 400).
+ *   (x-brails-signature, HMAC-SHA512 of the raw body), which no schema can generate, and the
+ *   description has no schema for the body; valid cases sign an `{event, data}` built here (200),
+ *   invalid cases send the header value the description generates, a wrong signature (401, as
+ *   documented; not 400).
  */
 const OFF_DESCRIPTION: Record<string, string> = {
   webhooks_receive: 'valid = signed by the test with the provider secret; invalid = wrong signature, 401',
