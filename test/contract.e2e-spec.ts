@@ -199,7 +199,9 @@ describe('openapi.json and the gateway agree (property, e2e)', () => {
   beforeAll(async () => {
     // The provider (simulator) shares two busy cores with the rest: give it time, so that a slow
     // answer is not a 504 here (the gateway must not answer 5xx at all in this test).
-    h = await startHarness({ env: { PROVIDER_TIMEOUT_MS: '15000' } });
+    // Payouts of 5,000.00 USD and more wait for another API client's approval (maker-checker):
+    // two are seeded that way, so that approve and reject have rows they can decide.
+    h = await startHarness({ env: { PROVIDER_TIMEOUT_MS: '15000', PAYOUT_APPROVAL_THRESHOLDS: 'USD:500000' } });
     authorization = `Bearer ${await h.key()}`;
     const auth = { Authorization: authorization };
     const must = (res: { status: number; body: any }, what: string, status: number) => {
@@ -220,7 +222,23 @@ describe('openapi.json and the gateway agree (property, e2e)', () => {
       'payout',
       201,
     );
-    ids.payout = [confirmed.id, created.id];
+    const maker = { Authorization: `Bearer ${await h.key()}` };
+    const awaiting: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const held = must(
+        await h
+          .http()
+          .post('/v1/payouts')
+          .set(maker)
+          .set('Idempotency-Key', randomUUID())
+          .send({ ...to, amount: 600_000 + i, description: 'contract payout over the threshold' }),
+        'payout awaiting approval',
+        201,
+      );
+      if (held.status !== 'awaiting_approval') throw new Error(`seed payout: ${held.status}`);
+      awaiting.push(held.id);
+    }
+    ids.payout = [confirmed.id, created.id, ...awaiting];
     const subscription = must(
       await h
         .http()
