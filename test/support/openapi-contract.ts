@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats';
 import { generateSync } from 'json-schema-faker';
 
 /**
- * openapi.json (OpenAPI 3.0) as a test oracle, for test/contract.e2e-spec.ts:
+ * openapi.json (OpenAPI 3.0) as a test oracle, for test/contract-property.e2e-spec.ts:
  * - `operations()`: every path × method, with its parameters, request body and responses;
  * - `validRequest()`: path, query, header and body values generated from the description by
  *   json-schema-faker (seeded, so a case is reproducible from its seed), each checked against the
