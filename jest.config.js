@@ -46,6 +46,9 @@ module.exports = {
   rootDir: __dirname,
   transform: { '^.+\\.(t|m?j)s$': swc },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages().join('|')})/)`],
+  // json-schema-faker's `exports` offer only an `import` condition, which Jest's resolver (asking for
+  // `require`/`default`) does not take: point it at that entry, which SWC compiles like the above.
+  moduleNameMapper: { '^json-schema-faker$': '<rootDir>/node_modules/json-schema-faker/dist/index.js' },
   testRegex: '(src|test|simulator)/.*\\.(test|spec|e2e-spec|medium-spec)\\.ts$',
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
