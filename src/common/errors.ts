@@ -38,6 +38,13 @@ export enum ErrorCode {
   ReconciliationRunInProgress = 'reconciliation_run_in_progress',
   /** The instance is closing (rolling deploy): retry, another instance answers. */
   ShuttingDown = 'shutting_down',
+  /**
+   * The gateway's own database could not be used (connection lost or refused, server restarting,
+   * failover in progress, no pool connection within DATABASE_POOL_TIMEOUT_MS). Retry after
+   * `Retry-After` with the same Idempotency-Key: a money request cut half way is finished by the
+   * gateway as soon as the database is back, and the retry answers its one outcome.
+   */
+  DatabaseUnavailable = 'database_unavailable',
 }
 
 /**
@@ -69,6 +76,7 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> =
   [ErrorCode.ProviderUnavailable]: { status: 502, title: 'Provider unavailable' },
   [ErrorCode.ProviderTimeout]: { status: 504, title: 'Provider timeout' },
   [ErrorCode.ShuttingDown]: { status: 503, title: 'Service shutting down' },
+  [ErrorCode.DatabaseUnavailable]: { status: 503, title: 'Database unavailable, retry later' },
   [ErrorCode.ProviderRetryLater]: { status: 503, title: 'Provider unavailable for now, retry later' },
   [ErrorCode.ProviderAmountMismatch]: { status: 502, title: 'Provider answered another amount than was asked' },
 };

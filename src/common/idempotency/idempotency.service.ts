@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { Env } from '../../config/env';
+import { isDatabaseUnavailable } from '../../database/unavailable';
 import type { Prisma } from '../../generated/prisma/client';
 import { ConflictError, DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from '../errors';
 import {
@@ -153,6 +154,9 @@ export class IdempotencyService {
       response = await runWithIdempotencyClaim(claim, work);
     } catch (error) {
       if (error instanceof IdempotencyKeyTaken || claim.deferred) throw error;
+      // The database went away mid-request (503 database_unavailable): no answer is kept, so that a
+      // retry with the key gets the request's real outcome once the database is back.
+      if (isDatabaseUnavailable(error)) throw error;
       if (error instanceof DomainError && RELEASED_CODES.has(error.code)) {
         await this.repository.releaseClaim(claim);
         throw error;
