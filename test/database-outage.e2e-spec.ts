@@ -59,14 +59,26 @@ describe('database restart under traffic (e2e, own PostgreSQL)', () => {
     const reader = async (path: string) => {
       while (on) await record('read', await get(path));
     };
+    // Each payout is sent with its key until it is answered otherwise than 503 (as a client following
+    // Retry-After would, faster): every key must end with its one payout.
+    const finals = new Map<string, { status: number; id?: string; state?: string }>();
     const payer = async () => {
       while (on) {
-        const res = await fetch(`${world.gateway.url}/v1/payouts`, {
-          method: 'POST',
-          headers: { ...world.auth, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
-          body: JSON.stringify({ ...to, amount: 1000, description: 'outage traffic' }),
-        });
-        await record('payout', res);
+        const key = randomUUID();
+        for (let attempt = 0; attempt < 200; attempt++) {
+          const res = await fetch(`${world.gateway.url}/v1/payouts`, {
+            method: 'POST',
+            headers: { ...world.auth, 'content-type': 'application/json', 'idempotency-key': key },
+            body: JSON.stringify({ ...to, amount: 1000, description: 'outage traffic' }),
+          });
+          if (res.status === 201) {
+            const payout = (await res.clone().json()) as { id: string; status: string };
+            finals.set(key, { status: 201, id: payout.id, state: payout.status });
+          } else finals.set(key, { status: res.status });
+          await record('payout', res);
+          if (res.status !== 503) break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
       }
     };
     const prober = async () => {
@@ -133,5 +145,93 @@ describe('database restart under traffic (e2e, own PostgreSQL)', () => {
       expect(Number(failure.retryAfter)).toBeGreaterThan(0);
     }
     expect(ready.filter((r) => r.status !== 200 && r.status !== 503)).toEqual([]);
+
+    // Nothing half-done: every key got its payout, initiated, and no row is left created or unknown.
+    expect([...finals.values()].filter((f) => f.status !== 201 || f.state !== 'initiated')).toEqual([]);
+    const left = await waitFor(
+      'no payout left created or unknown',
+      async () => {
+        const rows = await world.query("SELECT id FROM transactions WHERE status IN ('created', 'unknown')");
+        return rows.length === 0 ? rows : undefined;
+      },
+      30_000,
+    );
+    expect(left).toEqual([]);
+    // No lost or doubled movement: one provider initialize per payout row, one row per key.
+    const rows = await world.query<{ id: string; reference: string }>(
+      "SELECT id, reference FROM transactions WHERE kind = 'payout' AND description = 'outage traffic' AND status = 'initiated'",
+    );
+    expect(new Set([...finals.values()].map((f) => f.id)).size).toBe(finals.size);
+    for (const f of finals.values()) expect(rows.map((r) => r.id)).toContain(f.id);
+    const calls = await world.sim.calls('initializePayout');
+    const byReference = new Map<string, number>();
+    for (const c of calls) {
+      const reference = (c.body as { reference: string }).reference;
+      byReference.set(reference, (byReference.get(reference) ?? 0) + 1);
+    }
+    for (const r of rows) expect(byReference.get(r.reference)).toBe(1);
   }, 180_000);
+
+  it('finishes a payout whose provider answer came while PostgreSQL was down: the retry gets it, one provider call', async () => {
+    const key = randomUUID();
+    const body = { ...to, amount: 2500, description: 'answer during the outage' };
+    const send = () =>
+      fetch(`${world.gateway.url}/v1/payouts`, {
+        method: 'POST',
+        headers: { ...world.auth, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify(body),
+      });
+    const callsBefore = (await world.sim.calls('initializePayout')).length;
+    // The provider holds the initialize 3 s: the database stops while it is in flight, its answer comes meanwhile.
+    await world.sim.setFault('initializePayout', { latencyMs: 3000, times: 1 });
+    const first = send();
+    await waitFor('the initialize in flight', async () =>
+      (await world.sim.calls('initializePayout')).length > callsBefore ? true : undefined,
+    );
+    const [row] = await world.query<{ id: string; status: string }>(
+      "SELECT id, status FROM transactions WHERE kind = 'payout' AND description = $1",
+      [body.description],
+    );
+    expect(row.status).toBe('created'); // written ahead, before the provider call
+    await world.server.stop();
+    let restarted = false;
+    try {
+      const cut = await first;
+      expect(cut.status).toBe(503);
+      expect(cut.headers.get('retry-after')).toBeTruthy();
+      expect(((await cut.json()) as { code: string }).code).toBe('database_unavailable');
+      // A retry while the database is still down: 503 again, nothing sent.
+      expect((await send()).status).toBe(503);
+      await world.server.start();
+      restarted = true;
+    } finally {
+      if (!restarted) await world.server.start();
+    }
+    // The retry with the same key gets the one outcome: the payout initiated with the provider's answer.
+    const retried = await waitFor(
+      'the retry answered',
+      async () => {
+        const res = await send();
+        return res.status === 503
+          ? undefined
+          : { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      },
+      30_000,
+    );
+    expect(retried).toMatchObject({ status: 201, body: { id: row.id, status: 'initiated' } });
+    const [stored] = await world.query<{ status: string; provider_id: string | null; reference: string }>(
+      'SELECT status, provider_id, reference FROM transactions WHERE id = $1',
+      [row.id],
+    );
+    expect(stored.status).toBe('initiated');
+    expect(stored.provider_id).toBeTruthy();
+    // One provider call for it, however many retries.
+    const calls = (await world.sim.calls('initializePayout')).filter(
+      (c) => (c.body as { reference?: string }).reference === stored.reference,
+    );
+    expect(calls).toHaveLength(1);
+    expect(
+      await world.query('SELECT id FROM transactions WHERE description = $1 AND id <> $2', [body.description, row.id]),
+    ).toEqual([]);
+  }, 120_000);
 });

@@ -32,6 +32,9 @@ function notTheCustomersBeneficiary(): ValidationError {
   ]);
 }
 
+/** Why a payout written ahead was released: the database went away before the provider was called. */
+export const DATABASE_LOST_BEFORE_CALL = 'database unavailable before the provider was called';
+
 /**
  * Payouts in two steps (provider-api.md "Beneficiaries and payouts"): initialize (`initiated`,
  * with fee and rate), then confirm (provider finalize, `pending`). Write-ahead: the ledger row
@@ -320,6 +323,21 @@ export class PayoutsService {
         await this.ledger.recordProviderFailure(id, error);
       }
       throw error;
+    }
+  }
+
+  /**
+   * Releases payout `id` written ahead of a provider call that was never made (the database went
+   * away in between; IdempotencyService's recovery calls it once the database is back): a row still
+   * `created` → `failed` (reason DATABASE_LOST_BEFORE_CALL), a confirm claim on a row still
+   * `initiated` is released (it may be confirmed again). Anything else is left as it is.
+   */
+  async releaseUnsent(id: string): Promise<void> {
+    const row = await this.repository.findPayout(id);
+    if (row?.status === 'created') {
+      await this.ledger.transition(id, 'failed', 'api', { patch: { failureReason: DATABASE_LOST_BEFORE_CALL } });
+    } else if (row?.status === 'initiated' && row.confirmRequestedAt) {
+      await this.repository.releaseConfirm(id, DATABASE_LOST_BEFORE_CALL);
     }
   }
 
