@@ -32,10 +32,9 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from 'pg';
 import { freePort } from '../scripts/lib/embedded-db';
 import { expectedAccepted, haproxyConfig, lbStates } from './cluster-parts';
-import { buildGateway } from './lib';
+import { benchSqlClient, buildGateway, ownChild } from './lib';
 import { activeCard, api, kenyanBeneficiary } from './seed';
 import {
   BENCH_PROVIDER_KEY,
@@ -179,33 +178,35 @@ async function main(): Promise<void> {
     const spawnInstance = (i: number): ChildProcess => {
       const logFile = path.join(logDir, `${names[i]}.log`);
       const err = fs.openSync(logFile, 'a');
-      const child = spawn(process.execPath, ['dist/main.js'], {
-        env: {
-          ...process.env,
-          NODE_ENV: 'production',
-          PORT: String(ports[i]),
-          HOST: '127.0.0.1',
-          DATABASE_URL: databaseUrl,
-          REDIS_URL,
-          REDIS_KEY_PREFIX: prefix,
-          PII_ENCRYPTION_KEYS: PII_KEYS,
-          PROVIDER_BASE_URL: `${sim.origin}/api/v1`,
-          PROVIDER_API_KEY: BENCH_PROVIDER_KEY,
-          PROVIDER_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
-          PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS),
-          PUBLIC_BASE_URL: lb,
-          LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
-          LOG_FILE: logFile,
-          RATE_LIMIT_PER_MINUTE: String(KEY_LIMIT),
-          SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
-          IDEMPOTENCY_LEASE_MS: String(IDEMPOTENCY_LEASE_MS),
-          // As deploy/compose.yaml: 3 × (8 + 4 + 2) connections.
-          DATABASE_POOL_SIZE: '8',
-          READ_POOL_SIZE: '4',
-          JOBS_POOL_SIZE: '2',
-        },
-        stdio: ['ignore', 'ignore', err],
-      });
+      const child = ownChild(
+        spawn(process.execPath, ['dist/main.js'], {
+          env: {
+            ...process.env,
+            NODE_ENV: 'production',
+            PORT: String(ports[i]),
+            HOST: '127.0.0.1',
+            DATABASE_URL: databaseUrl,
+            REDIS_URL,
+            REDIS_KEY_PREFIX: prefix,
+            PII_ENCRYPTION_KEYS: PII_KEYS,
+            PROVIDER_BASE_URL: `${sim.origin}/api/v1`,
+            PROVIDER_API_KEY: BENCH_PROVIDER_KEY,
+            PROVIDER_WEBHOOK_SECRET: BENCH_WEBHOOK_SECRET,
+            PROVIDER_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS),
+            PUBLIC_BASE_URL: lb,
+            LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
+            LOG_FILE: logFile,
+            RATE_LIMIT_PER_MINUTE: String(KEY_LIMIT),
+            SHUTDOWN_DELAY_MS: String(SHUTDOWN_DELAY_MS),
+            IDEMPOTENCY_LEASE_MS: String(IDEMPOTENCY_LEASE_MS),
+            // As deploy/compose.yaml: 3 × (8 + 4 + 2) connections.
+            DATABASE_POOL_SIZE: '8',
+            READ_POOL_SIZE: '4',
+            JOBS_POOL_SIZE: '2',
+          },
+          stdio: ['ignore', 'ignore', err],
+        }),
+      );
       fs.closeSync(err);
       instances[i] = child;
       return child;
@@ -234,7 +235,7 @@ async function main(): Promise<void> {
     if (check.status !== 0) throw new Error(`haproxy -c failed: ${check.stderr}`);
     const haproxyLog = path.join(logDir, 'haproxy.log');
     const lbOut = fs.openSync(haproxyLog, 'a');
-    const lbProcess = spawn(haproxy, ['-db', '-f', cfg], { stdio: ['ignore', lbOut, lbOut] });
+    const lbProcess = ownChild(spawn(haproxy, ['-db', '-f', cfg], { stdio: ['ignore', lbOut, lbOut] }));
     fs.closeSync(lbOut);
     cleanup.push(() => lbProcess.kill('SIGTERM'));
     const allUp = async () => [...(await lbStates(socket)).values()].every((s) => s === 'UP');
@@ -502,8 +503,7 @@ async function main(): Promise<void> {
         records: Array<{ kind: string; reference: string; status: string }>;
       }
     ).records;
-    const sql = new Client({ connectionString: databaseUrl });
-    await sql.connect();
+    const sql = await benchSqlClient(databaseUrl);
     const ledger = (await sql.query<{ reference: string }>('SELECT reference FROM transactions')).rows;
     await sql.end();
     const ledgerRefs = new Set(ledger.map((r) => r.reference));

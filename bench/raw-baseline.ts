@@ -54,6 +54,8 @@ const QUERIES = {
 async function main(): Promise<void> {
   // The gateway's pool settings (column types as the one LedgerRow reads them), not its Nest wiring.
   const pool = new Pool(readPoolConfig(process.env.DATABASE_URL as string, 10));
+  // An idle connection lost (the database restarted) must not crash the baseline: the pool replaces it.
+  pool.on('error', (error) => process.stderr.write(`raw baseline: a database connection failed (${error.message})\n`));
   const app = Fastify({ logger: false });
   const one = (name: keyof typeof QUERIES) => async (id: string) =>
     (await pool.query({ name, text: QUERIES[name], values: [id] })).rows[0] as Record<string, unknown> | undefined;

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Client } from 'pg';
+import { type Client } from 'pg';
 import { freePort, startEmbeddedDatabase, withDatabase } from '../scripts/lib/embedded-db';
 import { migrateDatabase } from '../scripts/lib/migrate';
 import type { createApp as CreateApp } from '../src/app';
@@ -12,7 +12,7 @@ import { createApiClient } from '../src/auth/api-clients.repository';
 import { DEMO_SCOPES } from '../src/auth/scopes';
 import { createPgAdapter } from '../src/database/prisma.service';
 import { PrismaClient } from '../src/generated/prisma/client';
-import { buildGateway, spawnNode, waitUntilUp } from './lib';
+import { benchSqlClient, buildGateway, spawnNode, waitUntilUp } from './lib';
 
 export const BENCH_PROVIDER_KEY = 'sk.bench0123456789abcdef.local';
 export const BENCH_WEBHOOK_SECRET = 'whsec-bench';
@@ -74,8 +74,7 @@ export async function createBenchDatabase(name: string): Promise<BenchDatabase> 
   const admin = server;
   const drop = async () => {
     try {
-      const client = new Client({ connectionString: withDatabase(admin, 'postgres') });
-      await client.connect();
+      const client = await benchSqlClient(withDatabase(admin, 'postgres'));
       await client.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
       await client.end();
     } finally {
@@ -171,8 +170,7 @@ export async function startStack(
     process.stdout.write('building the gateway (tsc)…\n');
     buildGateway();
     if (opts.beforeGateway) {
-      const seed = new Client({ connectionString: databaseUrl });
-      await seed.connect();
+      const seed = await benchSqlClient(databaseUrl);
       try {
         await opts.beforeGateway(seed);
       } finally {
@@ -204,8 +202,9 @@ export async function startStack(
     const startToReadyMs = await waitUntilUp(`${origin}/health/ready`, started, gateway);
 
     const [key] = await createBenchKeys(databaseUrl, ['bench']);
-    const sql = new Client({ connectionString: databaseUrl });
-    await sql.connect();
+    // A database restart ends this connection: logged, never an unhandled 'error' event (its next
+    // query then fails, and the benchmark's own stop runs).
+    const sql = await benchSqlClient(databaseUrl);
     cleanup.push(() => sql.end());
     return {
       origin,

@@ -67,6 +67,16 @@ describe('validateEnv: shutdown and connection budget', () => {
     expect(() => validateEnv({ ...valid, READ_POOL_SIZE: '0' })).toThrow(/READ_POOL_SIZE is malformed/);
   });
 
+  it('bounds the wait for a database connection at 10 s by default (DATABASE_POOL_TIMEOUT_MS)', () => {
+    expect(validateEnv(valid)).toMatchObject({ DATABASE_POOL_TIMEOUT_MS: 10000 });
+    expect(validateEnv({ ...valid, DATABASE_POOL_TIMEOUT_MS: '2000' })).toMatchObject({
+      DATABASE_POOL_TIMEOUT_MS: 2000,
+    });
+    expect(() => validateEnv({ ...valid, DATABASE_POOL_TIMEOUT_MS: '0' })).toThrow(
+      /DATABASE_POOL_TIMEOUT_MS is malformed/,
+    );
+  });
+
   it("still reads FINANCE_POOL_SIZE, the read pool size's former name, when READ_POOL_SIZE is unset", () => {
     expect(validateEnv({ ...valid, FINANCE_POOL_SIZE: '3' })).toMatchObject({ READ_POOL_SIZE: 3 });
     expect(validateEnv({ ...valid, FINANCE_POOL_SIZE: '3', READ_POOL_SIZE: '5' })).toMatchObject({ READ_POOL_SIZE: 5 });

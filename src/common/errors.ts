@@ -50,6 +50,13 @@ export enum ErrorCode {
   EmailNotVerified = 'email_not_verified',
   /** The OpenID provider's keys cannot be fetched and none are cached: tokens cannot be checked now. */
   IdentityProviderUnavailable = 'identity_provider_unavailable',
+  /**
+   * The gateway's own database could not be used (connection lost or refused, server restarting,
+   * failover in progress, no pool connection within DATABASE_POOL_TIMEOUT_MS). Retry after
+   * `Retry-After` with the same Idempotency-Key: a money request cut half way is finished by the
+   * gateway as soon as the database is back, and the retry answers its one outcome.
+   */
+  DatabaseUnavailable = 'database_unavailable',
 }
 
 /**
@@ -82,6 +89,7 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> =
   [ErrorCode.ProviderUnavailable]: { status: 502, title: 'Provider unavailable' },
   [ErrorCode.ProviderTimeout]: { status: 504, title: 'Provider timeout' },
   [ErrorCode.ShuttingDown]: { status: 503, title: 'Service shutting down' },
+  [ErrorCode.DatabaseUnavailable]: { status: 503, title: 'Database unavailable, retry later' },
   [ErrorCode.ProviderRetryLater]: { status: 503, title: 'Provider unavailable for now, retry later' },
   [ErrorCode.ProviderAmountMismatch]: { status: 502, title: 'Provider answered another amount than was asked' },
   [ErrorCode.InvalidToken]: { status: 401, title: 'Invalid access token' },

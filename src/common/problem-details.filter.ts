@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from '../database/unavailable';
 import { BearerChallengeError, DomainError, ERROR_CODES, ErrorCode, HTTP_STATUS_BY_CODE } from './errors';
 
 /** An RFC 9457 problem body with the gateway's stable `code`. */
@@ -30,7 +31,10 @@ const CODE_BY_HTTP_STATUS: Record<number, ErrorCode> = {
 };
 
 /** Builds the problem body for any thrown value; never leaks a stack trace or an unknown message. */
-export function toProblem(error: unknown, instance?: string, requestId?: string): ProblemDetails {
+export function toProblem(thrown: unknown, instance?: string, requestId?: string): ProblemDetails {
+  // A lost or refused database connection, from any layer, is the retryable 503, never a 500.
+  const error =
+    !(thrown instanceof DomainError) && isDatabaseUnavailable(thrown) ? new DatabaseUnavailableError() : thrown;
   let code: ErrorCode;
   let status: number;
   let detail: string;
@@ -82,12 +86,17 @@ export function sendProblem(reply: FastifyReply, request: FastifyRequest, error:
   // `instance` is the path, unless it is too long to be worth echoing (a 414's path, say).
   const path = request.url.split('?')[0];
   const problem = toProblem(error, path.length <= MAX_INSTANCE_LENGTH ? path : undefined, String(request.id));
-  if (problem.status >= 500 && logger) {
+  if (problem.code === ErrorCode.DatabaseUnavailable && logger) {
+    logger.warn(
+      { code: problem.code, error: error instanceof Error ? error.message : String(error) },
+      'database unavailable',
+    );
+  } else if (problem.status >= 500 && logger) {
     // Unexpected errors are logged with their stack; DomainErrors only with their code.
     if (error instanceof DomainError) logger.warn({ code: problem.code, detail: problem.detail }, 'request failed');
     else logger.error({ err: error }, 'unhandled error');
   }
-  // A problem saying when to come back (`retryAfter`, seconds: provider_retry_later) says it in the header too.
+  // A problem saying when to come back (`retryAfter`, seconds: provider_retry_later, database_unavailable) says it in the header too.
   if (typeof problem.retryAfter === 'number') void reply.header('retry-after', String(problem.retryAfter));
   // A refused bearer token says why in the RFC 6750 / RFC 9470 challenge too.
   if (error instanceof BearerChallengeError) void reply.header('www-authenticate', error.challenge);

@@ -328,6 +328,18 @@ export class Env {
   @Max(500)
   READ_POOL_SIZE = 10;
 
+  /**
+   * Longest wait for a database connection, in ms (default 10000): a query of Prisma's pool or the
+   * read pool that gets no connection within it (pool full, or the server not answering a connect:
+   * a failover in progress), and an interactive transaction that cannot start within it, fail and
+   * the request answers 503 `database_unavailable` with `Retry-After` (docs/operations.md).
+   */
+  @NumberOr(10000)
+  @IsInt()
+  @Min(100)
+  @Max(120000)
+  DATABASE_POOL_TIMEOUT_MS = 10000;
+
   /** Former name of READ_POOL_SIZE, still accepted (read only when READ_POOL_SIZE is unset). */
   @OptionalNonNull()
   @NumberOr()

@@ -7,21 +7,27 @@ import { type Prisma, PrismaClient } from '../generated/prisma/client';
 import { ShutdownService } from '../lifecycle/shutdown.service';
 import { runTracked } from './after-commit';
 import type { PoolStats } from './read-pool';
-import { sqlStatement } from './sql';
+import { DEFAULT_POOL_TIMEOUT_MS, sqlStatement } from './sql';
 export { isUniqueViolation } from './unique-violation';
 
 /**
- * The node-postgres pool Prisma runs on, for a connection string: at most `poolSize` connections;
- * `?schema=NAME` selects a PostgreSQL schema (the adapter needs it passed separately; Prisma 7 +
- * adapter-pg), returned apart.
+ * The node-postgres pool Prisma runs on, for a connection string: at most `poolSize` connections,
+ * a query waiting at most `timeoutMs` for one (DATABASE_POOL_TIMEOUT_MS; past it the query fails
+ * and the request answers 503 `database_unavailable`); `?schema=NAME` selects a PostgreSQL schema
+ * (the adapter needs it passed separately; Prisma 7 + adapter-pg), returned apart.
  */
-function prismaPool(connectionString: string, poolSize: number): { pool: Pool; schema?: string } {
+function prismaPool(
+  connectionString: string,
+  poolSize: number,
+  timeoutMs = DEFAULT_POOL_TIMEOUT_MS,
+): { pool: Pool; schema?: string } {
   const url = new URL(connectionString);
   const schema = url.searchParams.get('schema') ?? undefined;
   url.searchParams.delete('schema');
   const pool = new Pool({
     connectionString: url.toString(),
     max: poolSize,
+    connectionTimeoutMillis: timeoutMs,
     // Statements sent on the pool itself (PrismaService.sql) name tables unqualified: they find them in the schema too.
     ...(schema ? { options: `-c search_path="${schema.replace(/"/g, '""')}"` } : {}),
   });
@@ -39,8 +45,11 @@ export function createPgAdapter(connectionString: string, poolSize = 10): Prisma
   return adapterOn(pool, schema);
 }
 
-/** Longest wait of an interactive transaction for a connection of Prisma's pool, ms. */
-export const TRANSACTION_MAX_WAIT_MS = 10_000;
+/**
+ * Longest wait of an interactive transaction for a connection of Prisma's pool, ms, unless
+ * DATABASE_POOL_TIMEOUT_MS says otherwise (then that: one bound for every wait for a connection).
+ */
+export const TRANSACTION_MAX_WAIT_MS = DEFAULT_POOL_TIMEOUT_MS;
 /** Longest run of an interactive transaction before Prisma rolls it back, ms (it holds row locks meanwhile). */
 export const TRANSACTION_TIMEOUT_MS = 15_000;
 
@@ -66,9 +75,11 @@ export class PrismaService extends PrismaClient {
   private readonly named: boolean;
 
   constructor(config: ConfigService<Env, true>, shutdown: ShutdownService) {
+    const poolTimeoutMs = config.get('DATABASE_POOL_TIMEOUT_MS', { infer: true }) ?? TRANSACTION_MAX_WAIT_MS;
     const { pool, schema } = prismaPool(
       config.get('DATABASE_URL', { infer: true }),
       config.get('DATABASE_POOL_SIZE', { infer: true }) ?? 10,
+      poolTimeoutMs,
     );
     super({
       adapter: new PrismaPg(pool, schema ? { schema } : undefined),
@@ -76,7 +87,8 @@ export class PrismaService extends PrismaClient {
       // `internal_error` ("Unable to start a transaction in the given time", "expired transaction"),
       // an answer the idempotency record keeps: seen in bench:cluster while one instance of three
       // restarts and the other two take its share on a saturated machine.
-      transactionOptions: { maxWait: TRANSACTION_MAX_WAIT_MS, timeout: TRANSACTION_TIMEOUT_MS },
+      // A wait past DATABASE_POOL_TIMEOUT_MS answers 503 `database_unavailable` (src/database/unavailable.ts).
+      transactionOptions: { maxWait: poolTimeoutMs, timeout: TRANSACTION_TIMEOUT_MS },
     });
     this.pool = pool;
     this.named = config.get('PG_NAMED_STATEMENTS', { infer: true }) ?? true;

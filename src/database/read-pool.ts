@@ -3,7 +3,7 @@ import { ConfigService } from '@nestjs/config';
 import { Pool, type PoolClient, type QueryResultRow } from 'pg';
 import type { Env } from '../config/env';
 import { ShutdownService } from '../lifecycle/shutdown.service';
-import { readPoolConfig, type SqlStatement } from './sql';
+import { DEFAULT_POOL_TIMEOUT_MS, readPoolConfig, type SqlStatement } from './sql';
 
 /** Connections of a pool: open (`total`), of which `idle`, and queries `waiting` for one. */
 export interface PoolStats {
@@ -36,7 +36,11 @@ export class ReadPool {
 
   constructor(config: ConfigService<Env, true>, shutdown: ShutdownService) {
     this.pool = new Pool(
-      readPoolConfig(config.get('DATABASE_URL', { infer: true }), config.get('READ_POOL_SIZE', { infer: true }) ?? 10),
+      readPoolConfig(
+        config.get('DATABASE_URL', { infer: true }),
+        config.get('READ_POOL_SIZE', { infer: true }) ?? 10,
+        config.get('DATABASE_POOL_TIMEOUT_MS', { infer: true }) ?? DEFAULT_POOL_TIMEOUT_MS,
+      ),
     );
     this.named = config.get('PG_NAMED_STATEMENTS', { infer: true }) ?? true;
     // An idle client losing its connection must not crash the process; the pool replaces it.

@@ -117,8 +117,11 @@ export const READ_POOL_TYPES = {
 /**
  * node-postgres pool options from DATABASE_URL for the read pool: at most `max` connections, the
  * column types above; `?schema=NAME` becomes the search_path (as createPgAdapter does for Prisma).
+ * `connectionTimeoutMs` (DATABASE_POOL_TIMEOUT_MS) bounds a query's wait for a connection (an idle
+ * one, or a new one to open); past it the query fails ("timeout exceeded when trying to connect":
+ * database unavailable, 503). Unset, the wait is unbounded (node-postgres's default).
  */
-export function readPoolConfig(connectionString: string, max: number) {
+export function readPoolConfig(connectionString: string, max: number, connectionTimeoutMs?: number) {
   const url = new URL(connectionString);
   const schema = url.searchParams.get('schema');
   url.searchParams.delete('schema');
@@ -127,9 +130,13 @@ export function readPoolConfig(connectionString: string, max: number) {
     max,
     types: READ_POOL_TYPES,
     application_name: 'wallet-gateway-reads',
+    ...(connectionTimeoutMs ? { connectionTimeoutMillis: connectionTimeoutMs } : {}),
     ...(schema ? { options: `-c search_path="${schema.replace(/"/g, '""')}"` } : {}),
   };
 }
+
+/** DATABASE_POOL_TIMEOUT_MS's default: the longest wait for a pool connection, ms. */
+export const DEFAULT_POOL_TIMEOUT_MS = 10_000;
 
 const namesByText = new Map<string, string>();
 

@@ -17,8 +17,12 @@ export class PayoutsModule implements OnModuleInit {
     private readonly payouts: PayoutsService,
   ) {}
 
-  /** A retry of a payout request whose process died is answered from the payout as it is now. */
+  /**
+   * A retry of a payout request whose process died is answered from the payout as it is now; one
+   * whose database went away before the provider call finds the payout released (releaseUnsent).
+   */
   onModuleInit(): void {
     this.idempotency.registerResource('payout', (id) => this.payouts.get(id));
+    this.idempotency.registerRelease('payout', (id) => this.payouts.releaseUnsent(id));
   }
 }

@@ -33,6 +33,9 @@ function notTheCustomersBeneficiary(): ValidationError {
   ]);
 }
 
+/** Why a payout written ahead was released: the database went away before the provider was called. */
+export const DATABASE_LOST_BEFORE_CALL = 'database unavailable before the provider was called';
+
 /**
  * The `details` of a decision's audit event (`payout.approve`, `payout.reject`): `{decision, reason}`,
  * the reason null when none was given. The same as the status history entry's payload, so the
@@ -378,6 +381,21 @@ export class PayoutsService {
         await this.ledger.recordProviderFailure(id, error);
       }
       throw error;
+    }
+  }
+
+  /**
+   * Releases payout `id` written ahead of a provider call that was never made (the database went
+   * away in between; IdempotencyService's recovery calls it once the database is back): a row still
+   * `created` → `failed` (reason DATABASE_LOST_BEFORE_CALL), a confirm claim on a row still
+   * `initiated` is released (it may be confirmed again). Anything else is left as it is.
+   */
+  async releaseUnsent(id: string): Promise<void> {
+    const row = await this.repository.findPayout(id);
+    if (row?.status === 'created') {
+      await this.ledger.transition(id, 'failed', 'api', { patch: { failureReason: DATABASE_LOST_BEFORE_CALL } });
+    } else if (row?.status === 'initiated' && row.confirmRequestedAt) {
+      await this.repository.releaseConfirm(id, DATABASE_LOST_BEFORE_CALL);
     }
   }
 

@@ -3,7 +3,7 @@ import axios, { AxiosError, type AxiosInstance, type AxiosRequestConfig, isAxios
 import axiosRetry from 'axios-retry';
 import { Agent, type Dispatcher } from 'undici';
 import { ErrorCode, ProviderError, ValidationError } from '../common/errors';
-import { idempotencyClaimPending } from '../common/idempotency/idempotency-context';
+import { idempotencyClaimPending, noteProviderCall } from '../common/idempotency/idempotency-context';
 import { normaliseCurrency } from '../common/money';
 import { currentRequestId } from '../common/request-context';
 import type { ProviderCallOutcome } from '../metrics/metrics.service';
@@ -659,6 +659,8 @@ export class ProviderClient {
   ): Promise<T> {
     // Write-ahead of the Idempotency-Key: a request whose deferred claim is not made yet sends nothing.
     if (idempotencyClaimPending()) throw new Error(`provider ${operation} called before the Idempotency-Key claim`);
+    // From here the provider may act: a row written ahead is never released after a database outage.
+    noteProviderCall();
     const requestId = spec.requestId ?? currentRequestId() ?? randomUUID();
     const started = performance.now();
     let status: number | undefined;

@@ -12,8 +12,11 @@ import {
   idempotentWriteSql,
   idempotentResourceNote,
   lostClaim,
+  runWithIdempotencyClaim,
 } from '../common/idempotency/idempotency-context';
 import type { Env } from '../config/env';
+import { PendingWrites } from '../database/pending-writes';
+import { isDatabaseUnavailable } from '../database/unavailable';
 import type {
   Prisma,
   StatusChangeSource,
@@ -144,7 +147,27 @@ export class LedgerService {
     private readonly repository: LedgerRepository,
     private readonly outbox: OutboxService,
     private readonly config: ConfigService<Env, true>,
+    private readonly pending: PendingWrites,
   ) {}
+
+  /**
+   * Runs `move` (a status move with no caller transaction); when it fails because the database is
+   * unavailable in a request that has called the provider (the move writes what the provider
+   * answered, or its failure), keeps the same move in PendingWrites, under the request's
+   * Idempotency-Key claim (so that the key's answer is stored with it), to be written as soon as
+   * the database is back; then rethrows (the request answers 503 `database_unavailable`).
+   */
+  private async keptOnOutage<T>(what: string, move: () => Promise<T>): Promise<T> {
+    try {
+      return await move();
+    } catch (error) {
+      const claim = currentIdempotencyClaim();
+      if (claim?.providerCalled && isDatabaseUnavailable(error)) {
+        this.pending.keep(what, () => runWithIdempotencyClaim(claim, move));
+      }
+      throw error;
+    }
+  }
 
   /**
    * Registers what the module owning `kinds` does when a person resolves one of its rows.
@@ -296,6 +319,9 @@ export class LedgerService {
    * it is then returned as `answered`, and the caller must answer exactly that.
    * Returns the outcome, the row after it, and `from`: the status the row had when the move was
    * decided (the status an applied move left; e.g. a card's balance effect depends on it).
+   * Without `tx`, in an idempotent request that has called the provider, a move the database could
+   * not take (`isDatabaseUnavailable`) is kept in PendingWrites and written, with the key's answer,
+   * once the database is back; the error is rethrown (503 `database_unavailable`).
    */
   async transition(
     id: string,
@@ -303,9 +329,21 @@ export class LedgerService {
     source: StatusChangeSource,
     opts: MoveOptions & { strict?: boolean; tx?: Tx } = {},
   ): Promise<TransitionResult> {
+    // After a provider call, a move the database could not take is kept and written once it is back.
+    if (!opts.tx) return this.keptOnOutage(`ledger ${id} → ${to}`, () => this.transitionNow(id, to, source, opts));
+    return this.transitionNow(id, to, source, opts);
+  }
+
+  /** `transition` itself (see there), without keeping a move the database could not take. */
+  private async transitionNow(
+    id: string,
+    to: TransactionStatus,
+    source: StatusChangeSource,
+    opts: MoveOptions & { strict?: boolean; tx?: Tx },
+  ): Promise<TransitionResult> {
     const actorId = opts.actorId ?? apiActor(source);
     if (!opts.tx) {
-      const result = await this.transitionAlone(id, to, source, opts);
+      const result = await this.transitionAloneNow(id, to, source, opts);
       // A strict move is never `unchanged`: the general path below refuses it (409).
       if (result && !(opts.strict && result.outcome === 'unchanged')) return result;
       // Not decided (a refused move, an unknown id, or a duplicate with a patch): the general path says which.
@@ -395,9 +433,20 @@ export class LedgerService {
    * patch: nothing written, `effects` included), or null when this path cannot decide (a move the
    * state machine refuses from the status read, an unknown id, a duplicate with a patch, a lost race,
    * a patch that does not fit): nothing was written, and the caller takes its transactional path
-   * (`transition` with its `tx`), which says which.
+   * (`transition` with its `tx`), which says which. A move the database could not take after a
+   * provider call is kept and written once it is back, as `transition`'s.
    */
   async transitionAlone(
+    id: string,
+    to: TransactionStatus,
+    source: StatusChangeSource,
+    opts: MoveOptions & { effects?: Prisma.Sql[] } = {},
+  ): Promise<TransitionResult | null> {
+    return this.keptOnOutage(`ledger ${id} → ${to}`, () => this.transitionAloneNow(id, to, source, opts));
+  }
+
+  /** `transitionAlone` itself, without keeping a move the database could not take. */
+  private async transitionAloneNow(
     id: string,
     to: TransactionStatus,
     source: StatusChangeSource,
@@ -483,8 +532,13 @@ export class LedgerService {
    * for review names itself the same way (`transactionStatus: 'needs_review'`, no `settlesBy`: a
    * person decides). A row that had already moved elsewhere (a callback during the call) stays where
    * it is, and a 502/504 still names it: `transactionId` and `settlesBy`, without `transactionStatus`.
+   * An `error` of the database (`isDatabaseUnavailable`: the provider's answer could not be written,
+   * or the database went away before the call) says nothing of the provider: nothing is written
+   * here (the answer's move is kept by `transition`; a row the provider never saw is released by the
+   * Idempotency-Key's recovery, IdempotencyService) and `unknown` is returned.
    */
   async recordProviderFailure(id: string, error: unknown, tx?: Tx): Promise<TransactionStatus> {
+    if (isDatabaseUnavailable(error)) return 'unknown';
     const refused = providerDidNotAct(error);
     const mismatch = error instanceof ProviderAmountMismatchError;
     const to: TransactionStatus = refused ? 'failed' : mismatch ? 'needs_review' : 'unknown';

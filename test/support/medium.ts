@@ -5,6 +5,7 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { PII_CIPHER_PROVIDER } from '../../src/common/crypto/pii-cipher';
 import type { IdempotencyClaim, ResourceKeySql } from '../../src/common/idempotency/idempotency-context';
 import { IdempotencyRepository } from '../../src/common/idempotency/idempotency.repository';
+import { PendingWrites } from '../../src/database/pending-writes';
 import { PrismaService } from '../../src/database/prisma.service';
 import { ReadPool } from '../../src/database/read-pool';
 import type { Card, Prisma, Transaction, TransactionKind, TransactionStatus } from '../../src/generated/prisma/client';
@@ -66,6 +67,7 @@ export async function mediumWorld(providers: Provider[], env: Record<string, unk
       ShutdownService,
       PrismaService,
       ReadPool,
+      PendingWrites,
       PII_CIPHER_PROVIDER,
       ...providers,
     ],

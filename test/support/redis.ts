@@ -59,3 +59,50 @@ export async function startTestRedis(): Promise<TestRedis> {
     },
   };
 }
+
+/** A redis-server of one test file's own, that the test may stop and start again (never the shared one). */
+export interface OwnRedis {
+  url: string;
+  /** Stops the server (SIGTERM) and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port; resolves once it answers PING. */
+  start(): Promise<void>;
+  /** Stops it if it runs. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `redis-server` (Debian package `redis-server`) on a free loopback port, without
+ * persistence: for tests that stop Redis mid-run. @throws Error when it does not answer within 5 s.
+ */
+export async function startOwnRedis(): Promise<OwnRedis> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    const started = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
+    await new Promise<void>((resolve, reject) => {
+      started.once('error', reject);
+      started.once('spawn', () => resolve());
+    });
+    child = started;
+    for (let i = 0; i < 50; i++) {
+      if (await answers(port)) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`redis-server on port ${port} did not answer`);
+  };
+  const stop = async () => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null || running.signalCode !== null) return;
+    const exited = new Promise((r) => running.once('exit', r));
+    running.kill('SIGTERM');
+    await exited;
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, stop, start, close: stop };
+}

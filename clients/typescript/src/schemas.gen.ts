@@ -31,7 +31,8 @@ export const ErrorCodeSchema = {
         'user_not_allowed_here',
         'step_up_required',
         'email_not_verified',
-        'identity_provider_unavailable'
+        'identity_provider_unavailable',
+        'database_unavailable'
     ]
 } as const;
 

@@ -4,7 +4,7 @@ export type ClientOptions = {
     baseUrl: 'http://127.0.0.1:3000' | (string & {});
 };
 
-export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_retry_later' | 'provider_amount_mismatch' | 'internal_error' | 'approver_is_creator' | 'reconciliation_run_in_progress' | 'shutting_down' | 'invalid_token' | 'user_not_allowed_here' | 'step_up_required' | 'email_not_verified' | 'identity_provider_unavailable';
+export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_retry_later' | 'provider_amount_mismatch' | 'internal_error' | 'approver_is_creator' | 'reconciliation_run_in_progress' | 'shutting_down' | 'invalid_token' | 'user_not_allowed_here' | 'step_up_required' | 'email_not_verified' | 'identity_provider_unavailable' | 'database_unavailable';
 
 export type FieldErrorDto = {
     field: string;

@@ -27,6 +27,11 @@ export interface IdempotencyClaim {
    * writes or sends. Cleared once the record is the request's.
    */
   deferred?: DeferredClaim;
+  /**
+   * Set when the request sent a call to the provider (ProviderClient, `noteProviderCall`): from then
+   * on a row it wrote ahead may have moved money, so a database outage never releases it.
+   */
+  providerCalled?: boolean;
 }
 
 /** What a deferred claim's record will hold, and how to insert it on its own. */
@@ -151,6 +156,15 @@ export async function holdIdempotencyClaim(): Promise<void> {
  */
 export function idempotencyClaimPending(): boolean {
   return storage.getStore()?.deferred !== undefined;
+}
+
+/**
+ * Notes on the current request's claim that a call is being sent to the provider (ProviderClient,
+ * before it sends anything). No-op outside an idempotent request.
+ */
+export function noteProviderCall(): void {
+  const claim = storage.getStore();
+  if (claim) claim.providerCalled = true;
 }
 
 /** Runs `work` holding `claim` (everything it awaits sees it). */

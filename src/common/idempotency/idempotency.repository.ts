@@ -145,6 +145,20 @@ export class IdempotencyRepository {
       RETURNING 1`;
   }
 
+  /**
+   * Lets the claim's lease lapse now (while the record is still in progress under it), for a retry
+   * of the key to be answered without waiting: from the resource noted on it, or, with
+   * `forgetResource` (its resource was released: the provider never saw it), by running the
+   * request anew (the retry takes the claim over). Returns whether the record was the claim's.
+   */
+  async lapseClaim(claim: IdempotencyClaim, forgetResource: boolean): Promise<boolean> {
+    const lapsed = await this.prisma.idempotencyRecord.updateMany({
+      where: { clientId: claim.clientId, key: claim.key, state: 'in_progress', leaseExpiresAt: claim.leaseExpiresAt },
+      data: { leaseExpiresAt: new Date(), ...(forgetResource ? { resourceType: null, resourceId: null } : {}) },
+    });
+    return lapsed.count === 1;
+  }
+
   find(clientId: string, key: string): Promise<IdempotencyRecord | null> {
     return this.prisma.idempotencyRecord.findUnique({ where: { clientId_key: { clientId, key } } });
   }

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { Env } from '../../config/env';
+import { PendingWrites } from '../../database/pending-writes';
+import { isDatabaseUnavailable } from '../../database/unavailable';
 import type { Prisma } from '../../generated/prisma/client';
 import { ConflictError, DomainError, ErrorCode, HTTP_STATUS_BY_CODE } from '../errors';
 import {
@@ -64,6 +66,13 @@ export function requestFingerprint(method: string, path: string, body: unknown):
  */
 export type ResourceRenderer = (id: string, clientId: string) => Promise<unknown>;
 
+/**
+ * Releases a resource a request wrote ahead of a provider call it never made (the database went
+ * away in between): e.g. a payout row `created` → `failed`, so that a retry of the key runs anew.
+ * Must change nothing when the resource is no longer in the state the request left it in.
+ */
+export type ResourceReleaser = (id: string) => Promise<void>;
+
 /** What a retry of a taken key found: an answer, or the claim itself (taken over: run the work). */
 type Found = { response: StoredResponse } | { takenOver: Date };
 
@@ -93,11 +102,23 @@ type Found = { response: StoredResponse } | { takenOver: Date };
 @Injectable()
 export class IdempotencyService {
   private readonly renderers = new Map<string, ResourceRenderer>();
+  private readonly releasers = new Map<string, ResourceReleaser>();
 
   constructor(
     private readonly repository: IdempotencyRepository,
     private readonly config: ConfigService<Env, true>,
+    private readonly pending: PendingWrites,
   ) {}
+
+  /**
+   * Registers how to release a resource of `type` written ahead of a provider call the request never
+   * made (see ResourceReleaser; used after a database outage, `recoverAfterOutage`).
+   * @throws Error when the type already has a releaser.
+   */
+  registerRelease(type: string, release: ResourceReleaser): void {
+    if (this.releasers.has(type)) throw new Error(`idempotent resource ${type} already has a releaser`);
+    this.releasers.set(type, release);
+  }
 
   /**
    * Registers how to answer a retry from a resource of `type` (the type given to
@@ -152,6 +173,13 @@ export class IdempotencyService {
     try {
       response = await runWithIdempotencyClaim(claim, work);
     } catch (error) {
+      // The database went away mid-request (503 database_unavailable): no answer is kept; the claim
+      // is settled as soon as the database is back, so that a retry with the key gets the request's
+      // real outcome (recoverAfterOutage).
+      if (isDatabaseUnavailable(error)) {
+        this.pending.keep(`idempotency key ${claim.key}`, () => this.recoverAfterOutage(claim));
+        throw error;
+      }
       if (error instanceof IdempotencyKeyTaken || claim.deferred) throw error;
       if (error instanceof DomainError && RELEASED_CODES.has(error.code)) {
         await this.repository.releaseClaim(claim);
@@ -174,9 +202,38 @@ export class IdempotencyService {
     claim.deferred = undefined;
     // Stored already when the work's last write stored this very answer (idempotentAnswer).
     if (claim.answered?.body !== response.body || response.status !== IDEMPOTENT_SUCCESS_STATUS) {
-      await this.complete(claim, response);
+      await this.complete(claim, response).catch((error: unknown) => {
+        // The work is done but its answer could not be kept: kept in memory until the database is back.
+        if (isDatabaseUnavailable(error)) {
+          this.pending.keep(`idempotency key ${claim.key} answer`, () => this.complete(claim, response));
+        }
+        throw error;
+      });
     }
     return response;
+  }
+
+  /**
+   * Settles the claim of a request cut by a database outage, once the database is back (run by
+   * PendingWrites, after the writes the request kept before it: its provider answer's move, which
+   * also stores the key's answer). A record already answered, gone, or no longer the claim's is left
+   * alone. Otherwise, when the request never called the provider, the resource it wrote ahead (if
+   * any, and if its type has a releaser) is released and the claim lapses without it: a retry of the
+   * key runs the request anew. When it did call the provider (or its resource cannot be released),
+   * the claim lapses with its resource: a retry is answered from the resource as it is now (as after
+   * a crash), without waiting for IDEMPOTENCY_LEASE_MS.
+   * @throws the database's error while it is still unavailable (PendingWrites tries again).
+   */
+  private async recoverAfterOutage(claim: IdempotencyClaim): Promise<void> {
+    const row = await this.repository.find(claim.clientId, claim.key);
+    if (!row || row.state !== 'in_progress' || row.leaseExpiresAt?.getTime() !== claim.leaseExpiresAt.getTime()) return;
+    const release = row.resourceType ? this.releasers.get(row.resourceType) : undefined;
+    if (claim.providerCalled || (row.resourceId && !release)) {
+      await this.repository.lapseClaim(claim, false);
+      return;
+    }
+    if (row.resourceId && release) await release(row.resourceId);
+    await this.repository.lapseClaim(claim, true);
   }
 
   /** A deferred claim of `key` (nothing inserted yet): its lease and record as the work will insert them. */
