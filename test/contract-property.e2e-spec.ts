@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
+import { ACR_MFA, DEMO_ONE_TIME_CODE } from '../idp/demo';
+import { type LocalIdp, startLocalIdp } from '../idp/provider';
+import { getDemoToken } from '../idp/token';
 import { signWebhook } from '../src/webhooks/signature';
 import { cardKit } from './support/cards';
 import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
@@ -192,17 +195,37 @@ interface Answer {
   body: any;
 }
 
+/** The audience of the people's access tokens in this file (OIDC_AUDIENCE). */
+const PERSON_AUDIENCE = 'urn:wallet-gateway:contract';
+
 describe('openapi.json and the gateway agree (property, e2e)', () => {
   let h: Harness;
+  let idp: LocalIdp;
   let authorization: string;
+  /** A person's access token (strong sign-in), for the operations whose security is `person` (/v1/me). */
+  let personAuthorization: string;
+  /** The credentials an operation's security names: a person's token, else the API key. */
+  const credentialsFor = (op: Operation) => (op.security.includes('person') ? personAuthorization : authorization);
 
   beforeAll(async () => {
     // The provider (simulator) shares two busy cores with the rest: give it time, so that a slow
     // answer is not a 504 here (the gateway must not answer 5xx at all in this test).
     // Payouts of 5,000.00 USD and more wait for another API client's approval (maker-checker):
     // two are seeded that way, so that approve and reject have rows they can decide.
-    h = await startHarness({ env: { PROVIDER_TIMEOUT_MS: '15000', PAYOUT_APPROVAL_THRESHOLDS: 'USD:500000' } });
+    // People's routes (/v1/me) take a person's access token from the local OpenID provider.
+    idp = await startLocalIdp({ audience: PERSON_AUDIENCE });
+    h = await startHarness({
+      env: {
+        PROVIDER_TIMEOUT_MS: '15000',
+        PAYOUT_APPROVAL_THRESHOLDS: 'USD:500000',
+        OIDC_ISSUER: idp.issuer,
+        OIDC_AUDIENCE: PERSON_AUDIENCE,
+        STEP_UP_ACR_VALUES: ACR_MFA,
+      },
+    });
     authorization = `Bearer ${await h.key()}`;
+    const person = await getDemoToken(idp.issuer, 'ada', { otp: DEMO_ONE_TIME_CODE, resource: PERSON_AUDIENCE });
+    personAuthorization = `Bearer ${person.access_token}`;
     const auth = { Authorization: authorization };
     const must = (res: { status: number; body: any }, what: string, status: number) => {
       if (res.status !== status) throw new Error(`seed ${what}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -328,7 +351,10 @@ describe('openapi.json and the gateway agree (property, e2e)', () => {
       if (name !== 'message' && list.length === 0) throw new Error(`seed ${name}: none`);
     }
   });
-  afterAll(() => h?.close());
+  afterAll(async () => {
+    await h?.close();
+    await idp?.stop();
+  });
 
   /** Sends `req` for `op` and returns what came back. */
   async function send(op: Operation, req: RequestParts): Promise<{ sent: Sent; answer: Answer }> {
@@ -338,7 +364,7 @@ describe('openapi.json and the gateway agree (property, e2e)', () => {
       if (value !== undefined) query.append(name, typeof value === 'string' ? value : JSON.stringify(value));
     }
     const url = query.size ? `${route}?${query}` : route;
-    const headers: Record<string, string> = { Authorization: authorization, ...req.headers };
+    const headers: Record<string, string> = { Authorization: credentialsFor(op), ...req.headers };
     const sent: Sent = { method: op.method.toUpperCase(), url, headers, body: req.body };
     let call = (h.http() as any)[op.method](url).set(headers);
     if (op.id === 'webhooks_receive') {

@@ -7,6 +7,12 @@ export const PUBLIC_ROUTE = 'auth:public';
 export const REQUIRED_SCOPES = 'auth:scopes';
 /** Marks a route for signed-in people (an access token), and only them. */
 export const USER_ROUTE = 'auth:user-route';
+/**
+ * The OpenAPI security scheme of a person's access token (an RFC 9068 JWT from the OpenID provider
+ * at OIDC_ISSUER, docs/auth.md), beside the default `bearer` one (an API key): a route marked
+ * ForUsers declares it, so a generated client and the contract test know which credentials it takes.
+ */
+export const PERSON_SECURITY = 'person';
 
 /** The authenticated caller, attached to the request by `ApiKeyGuard`. */
 export interface AuthenticatedClient {
@@ -52,7 +58,7 @@ export const ForUsers = (...scopes: Scope[]) =>
   applyDecorators(
     SetMetadata(REQUIRED_SCOPES, scopes),
     SetMetadata(USER_ROUTE, true),
-    ApiBearerAuth(),
+    ApiBearerAuth(PERSON_SECURITY),
     ApiProblem(
       401,
       'Missing or refused access token (`invalid_token`, with `WWW-Authenticate: Bearer error="invalid_token"`).',
