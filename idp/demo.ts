@@ -2,6 +2,7 @@
  * The local provider's demo people and constants (DEVELOPMENT ONLY), apart from the provider
  * itself so that the token helper and its CLI load without `oidc-provider`.
  */
+import { SCOPES } from '../src/auth/scopes';
 
 /** Default port of the local provider (IDP_PORT). */
 export const DEFAULT_IDP_PORT = 4020;
@@ -83,22 +84,4 @@ export const DEMO_PEOPLE: readonly DemoPerson[] = [
 ];
 
 /** Scopes the provider grants for the gateway (resource); the gateway decides what a person's token may do. */
-export const GATEWAY_RESOURCE_SCOPES = [
-  'customers:read',
-  'customers:write',
-  'collections:read',
-  'collections:write',
-  'beneficiaries:read',
-  'beneficiaries:write',
-  'payouts:read',
-  'payouts:write',
-  'payouts:approve',
-  'swaps:write',
-  'virtual-accounts:read',
-  'virtual-accounts:write',
-  'cards:read',
-  'cards:write',
-  'transactions:read',
-  'transactions:resolve',
-  'audit:read',
-];
+export const GATEWAY_RESOURCE_SCOPES: readonly string[] = SCOPES;

@@ -10,6 +10,7 @@ import {
 } from 'jose';
 import { BearerChallengeError, DomainError, ErrorCode, quoteAuthParam } from '../common/errors';
 import type { Env } from '../config/env';
+import { CUSTOMER_SCOPES } from './scopes';
 
 /** Asymmetric signature algorithms accepted (never `none`, never HS*: a public key is no secret). */
 export const ACCEPTED_ALGORITHMS = [
@@ -47,22 +48,7 @@ export const JWKS_RETRY_WITHOUT_KEYS_MS = 5_000;
 export const JWKS_TIMEOUT_MS = 5_000;
 
 /** Customer scopes a person's token may carry here; anything else in its `scope` is ignored. */
-export const USER_SCOPES: readonly string[] = [
-  'customers:read',
-  'customers:write',
-  'collections:read',
-  'collections:write',
-  'beneficiaries:read',
-  'beneficiaries:write',
-  'payouts:read',
-  'payouts:write',
-  'swaps:write',
-  'virtual-accounts:read',
-  'virtual-accounts:write',
-  'cards:read',
-  'cards:write',
-  'cards:reveal',
-];
+export const USER_SCOPES: readonly string[] = CUSTOMER_SCOPES;
 
 /** A person signed in at the OpenID provider, as their verified access token says. */
 export interface AppUser {

@@ -33,6 +33,27 @@ export const SCOPES = [
 
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * The scopes a customer's own app may use for them: what a person's access token may carry here
+ * (docs/auth.md). Never finance, approval, audit, reconciliation, subscription or key administration.
+ */
+export const CUSTOMER_SCOPES: readonly Scope[] = [
+  'customers:read',
+  'customers:write',
+  'collections:read',
+  'collections:write',
+  'beneficiaries:read',
+  'beneficiaries:write',
+  'payouts:read',
+  'payouts:write',
+  'swaps:write',
+  'virtual-accounts:read',
+  'virtual-accounts:write',
+  'cards:read',
+  'cards:write',
+  'cards:reveal',
+];
+
 /** Every scope except `cards:reveal`, which must be granted on purpose. */
 export const DEMO_SCOPES: Scope[] = SCOPES.filter((s) => s !== 'cards:reveal');
 
