@@ -125,7 +125,9 @@ function names(problem: any, mutation: Mutation): boolean {
  * - a body property described "Required when <field> is <value>" is generated when it is so
  *   (OpenAPI 3.0 has no `if`/`then` to say it in the schema);
  * - a body property described "not the <x> <y>" (a swap's targetCurrency: "not the source
- *   currency") is generated again until it differs from `<x><Y>`.
+ *   currency") is generated again until it differs from `<x><Y>`;
+ * - a body date described "not in the future" (a date of birth) is moved back by 28-year steps
+ *   (the calendar repeats, so a 29 February stays a real date) until it is not after today (UTC).
  */
 function withinDocumentedRules(op: Operation, req: RequestParts, seed: number): RequestParts {
   delete req.query.cursor;
@@ -153,6 +155,14 @@ function withinDocumentedRules(op: Operation, req: RequestParts, seed: number): 
     const other = not[1].toLowerCase() + not[2][0].toUpperCase() + not[2].slice(1);
     for (let i = 1; i < 100 && body0[other] !== undefined && body0[name] === body0[other]; i++) {
       body0[name] = contract.sample(prop, seed + i, 0);
+    }
+  }
+  for (const [name, prop] of Object.entries((op.body?.schema.properties ?? {}) as Record<string, any>)) {
+    if (!/not in the future/i.test(String(prop.description ?? ''))) continue;
+    if (!body0 || typeof body0 !== 'object' || typeof body0[name] !== 'string') continue;
+    const today = new Date().toISOString().slice(0, 10);
+    while (/^\d{4}-/.test(body0[name]) && body0[name] > today) {
+      body0[name] = `${String(Number(body0[name].slice(0, 4)) - 28).padStart(4, '0')}${body0[name].slice(4)}`;
     }
   }
   const days = says(op, /at most (\d+) days/);

@@ -412,7 +412,7 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body).toMatchObject({
         code: 'validation_failed',
-        errors: [{ field: 'amount', message: expect.stringContaining('at most 2147483647 minor units of USD') }],
+        errors: [{ field: 'amount', message: expect.stringContaining('at most 2147483647 minor units') }],
       });
       expect(await payoutRowCount()).toBe(rowsBefore);
       expect(await h.db.query('SELECT 1 FROM idempotency_records WHERE key = $1', [idem])).toHaveLength(0);

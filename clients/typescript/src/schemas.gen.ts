@@ -2267,10 +2267,10 @@ export const CreatePayoutDtoSchema = {
         },
         amount: {
             type: 'integer',
-            example: 150000,
-            description: 'Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD).',
-            maximum: 9007199254740991,
             format: 'int64',
+            example: 150000,
+            description: 'Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD), at most 2147483647: the provider\'s payout takes an int32.',
+            maximum: 2147483647,
             minimum: 1
         },
         sourceCurrency: {
@@ -2278,7 +2278,27 @@ export const CreatePayoutDtoSchema = {
             example: 'USD',
             default: 'USD',
             description: 'Wallet currency debited. Trimmed and upper-cased before it is checked.',
-            pattern: '^[A-Z]{3,5}$'
+            enum: [
+                'USD',
+                'EUR',
+                'GBP',
+                'CAD',
+                'NGN',
+                'GHS',
+                'KES',
+                'TZS',
+                'ZAR',
+                'ZMW',
+                'MWK',
+                'EGP',
+                'UGX',
+                'RWF',
+                'XOF',
+                'XAF',
+                'BTC',
+                'USDT',
+                'USDC'
+            ]
         },
         description: {
             type: 'string',
@@ -3283,7 +3303,7 @@ export const CreateVirtualAccountDtoSchema = {
             type: 'string',
             example: '1990-04-01',
             format: 'date',
-            description: 'The holder\'s date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.',
+            description: 'The holder\'s date of birth: a real calendar date, yyyy-mm-dd, not in the future (UTC). Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.',
             pattern: '^\\d{4}-\\d{2}-\\d{2}$'
         },
         phoneNumber: {
@@ -3778,12 +3798,15 @@ export const CreateCardHolderDtoSchema = {
         bvn: {
             type: 'string',
             example: '22222222222',
-            description: 'Bank Verification Number, 11 digits. Required when address.country is NG. Trimmed before it is checked.'
+            description: 'Bank Verification Number, 11 digits. Required when address.country is NG. Trimmed before it is checked.',
+            pattern: '^\\d{11}$'
         },
         dateOfBirth: {
             type: 'string',
             example: '1990-04-01',
-            description: 'yyyy-mm-dd. Required when address.country is GH. Trimmed before it is checked.'
+            format: 'date',
+            description: 'A real calendar date, yyyy-mm-dd, not in the future (UTC). Required when address.country is GH. Trimmed before it is checked.',
+            pattern: '^\\d{4}-\\d{2}-\\d{2}$'
         },
         userPhoto: {
             type: 'string',
@@ -4274,10 +4297,10 @@ export const CardAmountDtoSchema = {
     properties: {
         amount: {
             type: 'integer',
-            example: 2500,
-            description: 'USD MINOR units (2500 = 25.00 USD).',
-            maximum: 9007199254740991,
             format: 'int64',
+            example: 2500,
+            description: 'USD MINOR units (2500 = 25.00 USD), at most 2147483647: the provider\'s withdraw takes an int32.',
+            maximum: 2147483647,
             minimum: 1
         }
     },
@@ -4321,7 +4344,7 @@ export const CreateReconciliationRunDtoSchema = {
             type: 'string',
             format: 'date-time',
             example: '2026-11-25T00:00:00Z',
-            description: 'End of the period (exclusive).'
+            description: 'End of the period (exclusive): after `from`, and a run covers at most 32 days.'
         },
         kinds: {
             type: 'array',

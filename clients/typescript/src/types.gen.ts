@@ -689,13 +689,13 @@ export type CreatePayoutDto = {
      */
     beneficiaryId: string;
     /**
-     * Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD).
+     * Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD), at most 2147483647: the provider's payout takes an int32.
      */
     amount: number;
     /**
      * Wallet currency debited. Trimmed and upper-cased before it is checked.
      */
-    sourceCurrency?: string;
+    sourceCurrency?: 'USD' | 'EUR' | 'GBP' | 'CAD' | 'NGN' | 'GHS' | 'KES' | 'TZS' | 'ZAR' | 'ZMW' | 'MWK' | 'EGP' | 'UGX' | 'RWF' | 'XOF' | 'XAF' | 'BTC' | 'USDT' | 'USDC';
     description: string;
 };
 
@@ -988,7 +988,7 @@ export type CreateVirtualAccountDto = {
      */
     bvn: string;
     /**
-     * The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.
+     * The holder's date of birth: a real calendar date, yyyy-mm-dd, not in the future (UTC). Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.
      */
     dateOfBirth?: string;
     /**
@@ -1107,7 +1107,7 @@ export type CreateCardHolderDto = {
      */
     bvn?: string;
     /**
-     * yyyy-mm-dd. Required when address.country is GH. Trimmed before it is checked.
+     * A real calendar date, yyyy-mm-dd, not in the future (UTC). Required when address.country is GH. Trimmed before it is checked.
      */
     dateOfBirth?: string;
     /**
@@ -1285,7 +1285,7 @@ export type CardTransactionDto = {
 
 export type CardAmountDto = {
     /**
-     * USD MINOR units (2500 = 25.00 USD).
+     * USD MINOR units (2500 = 25.00 USD), at most 2147483647: the provider's withdraw takes an int32.
      */
     amount: number;
 };
@@ -1304,7 +1304,7 @@ export type CreateReconciliationRunDto = {
      */
     from: string;
     /**
-     * End of the period (exclusive).
+     * End of the period (exclusive): after `from`, and a run covers at most 32 days.
      */
     to: string;
     /**
@@ -3208,7 +3208,10 @@ export type PayoutsCreateResponses = {
 export type PayoutsCreateResponse = PayoutsCreateResponses[keyof PayoutsCreateResponses];
 
 export type PayoutsApproveData = {
-    body: PayoutDecisionDto;
+    /**
+     * Optional: no body decides without a reason.
+     */
+    body?: PayoutDecisionDto;
     headers: {
         /**
          * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
@@ -3298,7 +3301,10 @@ export type PayoutsApproveResponses = {
 export type PayoutsApproveResponse = PayoutsApproveResponses[keyof PayoutsApproveResponses];
 
 export type PayoutsRejectData = {
-    body: PayoutDecisionDto;
+    /**
+     * Optional: no body decides without a reason.
+     */
+    body?: PayoutDecisionDto;
     headers: {
         /**
          * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
