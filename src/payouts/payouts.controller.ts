@@ -53,7 +53,9 @@ export class PayoutsController {
   @ApiCreatedResponse({ type: PayoutDto })
   @ApiValidationErrors()
   @ApiNotFound('customer or beneficiary')
-  @ApiUnsettledProviderErrors()
+  @ApiUnsettledProviderErrors(
+    '`beneficiaryId` is not a beneficiary of this customer registered with the provider; nothing stored',
+  )
   create(@Body() body: CreatePayoutDto, @CurrentClient() client: AuthenticatedClient): Promise<PayoutDto> {
     return this.payouts.create(body, client.id);
   }

@@ -14,6 +14,7 @@ export const ErrorCodeSchema = {
         'request_in_progress',
         'invalid_state_transition',
         'quote_expired',
+        'business_rule_failed',
         'payload_too_large',
         'uri_too_long',
         'request_headers_too_large',
@@ -1137,8 +1138,10 @@ export const CreateWebhookSubscriptionDtoSchema = {
         url: {
             type: 'string',
             example: 'https://app.example.com/hooks/wallet',
+            format: 'uri',
             maxLength: 2048,
-            description: 'Where events are POSTed. https; plain http only outside production and only to loopback or private hosts. Trimmed before it is checked.'
+            description: 'Where events are POSTed: an absolute https URL, without credentials or a fragment; plain http only outside production and only to loopback or private hosts (400 otherwise). A well-formed URL whose host does not resolve, or is or resolves to an address deliveries may not reach (loopback, private, link-local, metadata; private ones allowed where the deployment says so) is refused with 422 `business_rule_failed`. Trimmed before it is checked.',
+            pattern: '^https?:\\/\\/[^\\s/?#@\\\\]+(?:[/?][^\\s#]*)?$'
         },
         eventTypes: {
             type: 'array',
@@ -1886,7 +1889,7 @@ export const CreateBeneficiaryDtoSchema = {
         country: {
             type: 'string',
             example: 'KE',
-            description: 'ISO 3166-1 alpha-2 country code. Trimmed and upper-cased before it is checked.',
+            description: 'ISO 3166-1 alpha-2 country code. The countries payouts go to are the provider’s (GET /v1/payout-countries/{country}); one it does not serve is refused with 422 `business_rule_failed`. Trimmed and upper-cased before it is checked.',
             enum: [
                 'AD',
                 'AE',
@@ -2152,7 +2155,7 @@ export const CreateBeneficiaryDtoSchema = {
                 network: 'MPESA',
                 accountNumber: '254712345678'
             },
-            description: 'type plus the fields GET /v1/payout-countries/{country} lists for that type (strings).'
+            description: '`type` plus the fields GET /v1/payout-countries/{country} lists for that type (strings). The types and fields are the provider’s data per country, so they are checked by the service: a destination off them is refused with 422 `business_rule_failed` naming each field (`destination.type`, `destination.accountNumber`…).'
         }
     },
     required: [
@@ -2755,7 +2758,7 @@ export const CreateCollectionDtoSchema = {
         currency: {
             type: 'string',
             example: 'NGN',
-            description: 'Upper-case currency code; for NG, KE and UG the country\'s currency (NGN, KES, UGX). Trimmed and upper-cased before it is checked.',
+            description: 'Upper-case currency code. Where the country has documented limits, its currency (NG in NGN, KE in KES, UG in UGX): another is refused with 422 `business_rule_failed`. Trimmed and upper-cased before it is checked.',
             enum: [
                 'USD',
                 'EUR',
@@ -2781,7 +2784,7 @@ export const CreateCollectionDtoSchema = {
         amount: {
             type: 'integer',
             example: 6500000,
-            description: 'Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits: NG 10000–200000000 (100–2,000,000 NGN), KE 2000–14500000 (20–145,000 KES), UG 500–4000000 (UGX has no minor unit).',
+            description: 'Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits per country: NG 10000–200000000 (100.00–2000000.00 NGN), KE 2000–14500000 (20.00–145000.00 KES), UG 500–4000000 (500–4000000 UGX); outside them 422 `business_rule_failed`. Other countries: the provider decides.',
             maximum: 9007199254740991,
             format: 'int64',
             minimum: 1
