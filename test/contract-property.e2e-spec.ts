@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
+import { startLocalIdp, type LocalIdp } from '../idp/provider';
+import { getDemoToken } from '../idp/token';
 import { signWebhook } from '../src/webhooks/signature';
 import { cardKit } from './support/cards';
 import { confirmedPayout, customerWithBeneficiary } from './support/fixtures';
@@ -18,7 +20,9 @@ import {
 /**
  * Property: openapi.json and the gateway agree both ways (issue 37, item 4).
  *
- * For every operation of the description (path × method), with an API key holding every scope:
+ * For every operation of the description (path × method), with the credential its `security` names:
+ * an API key holding every scope (`bearer`), or a signed-in person's access token from a local
+ * OpenID provider (`accessToken`, the people's routes, where an API key gets 403):
  * - VALID_CASES requests whose path, query, header and body values json-schema-faker generates
  *   from the description (and that the description, checked with Ajv, calls valid) are accepted:
  *   2xx, or a 404, 409 or 422 that the operation documents (an id that names nothing, a state that
@@ -67,6 +71,16 @@ const OFF_DESCRIPTION: Record<string, string> = {
 const STATE_STATUSES = [404, 409, 422];
 
 const ids: Record<string, string[]> = {};
+
+/** The people's routes' security scheme (src/auth/auth.decorators.ts ACCESS_TOKEN_SCHEME). */
+const ACCESS_TOKEN = 'accessToken';
+const AUDIENCE = 'urn:wallet-gateway:contract';
+
+/** Whether the description asks a person's access token (not an API key) for `op`. */
+function forPeople(op: Operation): boolean {
+  const security = (contract.doc.paths[op.path][op.method].security ?? []) as Array<Record<string, unknown>>;
+  return security.some((requirement) => ACCESS_TOKEN in requirement);
+}
 
 /** Real ids for a path parameter, by the route's resource. */
 function realPathIds(op: Operation, param: string): string[] {
@@ -204,15 +218,27 @@ interface Answer {
 
 describe('openapi.json and the gateway agree (property, e2e)', () => {
   let h: Harness;
+  let idp: LocalIdp;
   let authorization: string;
+  /** A signed-in person's access token (ada at the local OpenID provider), for the people's routes. */
+  let personAuthorization: string;
 
   beforeAll(async () => {
     // The provider (simulator) shares two busy cores with the rest: give it time, so that a slow
     // answer is not a 504 here (the gateway must not answer 5xx at all in this test).
     // Payouts of 5,000.00 USD and more wait for another API client's approval (maker-checker):
     // two are seeded that way, so that approve and reject have rows they can decide.
-    h = await startHarness({ env: { PROVIDER_TIMEOUT_MS: '15000', PAYOUT_APPROVAL_THRESHOLDS: 'USD:500000' } });
+    idp = await startLocalIdp({ audience: AUDIENCE });
+    h = await startHarness({
+      env: {
+        PROVIDER_TIMEOUT_MS: '15000',
+        PAYOUT_APPROVAL_THRESHOLDS: 'USD:500000',
+        OIDC_ISSUER: idp.issuer,
+        OIDC_AUDIENCE: AUDIENCE,
+      },
+    });
     authorization = `Bearer ${await h.key()}`;
+    personAuthorization = `Bearer ${(await getDemoToken(idp.issuer, 'ada', { resource: AUDIENCE })).access_token}`;
     const auth = { Authorization: authorization };
     const must = (res: { status: number; body: any }, what: string, status: number) => {
       if (res.status !== status) throw new Error(`seed ${what}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -338,7 +364,10 @@ describe('openapi.json and the gateway agree (property, e2e)', () => {
       if (name !== 'message' && list.length === 0) throw new Error(`seed ${name}: none`);
     }
   });
-  afterAll(() => h?.close());
+  afterAll(async () => {
+    await h?.close();
+    await idp?.stop();
+  });
 
   /** Sends `req` for `op` and returns what came back. */
   async function send(op: Operation, req: RequestParts): Promise<{ sent: Sent; answer: Answer }> {
@@ -348,7 +377,10 @@ describe('openapi.json and the gateway agree (property, e2e)', () => {
       if (value !== undefined) query.append(name, typeof value === 'string' ? value : JSON.stringify(value));
     }
     const url = query.size ? `${route}?${query}` : route;
-    const headers: Record<string, string> = { Authorization: authorization, ...req.headers };
+    const headers: Record<string, string> = {
+      Authorization: forPeople(op) ? personAuthorization : authorization,
+      ...req.headers,
+    };
     const sent: Sent = { method: op.method.toUpperCase(), url, headers, body: req.body };
     let call = (h.http() as any)[op.method](url).set(headers);
     if (op.id === 'webhooks_receive') {

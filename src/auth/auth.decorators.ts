@@ -8,6 +8,9 @@ export const REQUIRED_SCOPES = 'auth:scopes';
 /** Marks a route for signed-in people (an access token), and only them. */
 export const USER_ROUTE = 'auth:user-route';
 
+/** The OpenAPI security scheme of people's routes (a person's access token), beside `bearer` (API keys). */
+export const ACCESS_TOKEN_SCHEME = 'accessToken';
+
 /** The authenticated caller, attached to the request by `ApiKeyGuard`. */
 export interface AuthenticatedClient {
   id: string;
@@ -52,7 +55,7 @@ export const ForUsers = (...scopes: Scope[]) =>
   applyDecorators(
     SetMetadata(REQUIRED_SCOPES, scopes),
     SetMetadata(USER_ROUTE, true),
-    ApiBearerAuth(),
+    ApiBearerAuth(ACCESS_TOKEN_SCHEME),
     ApiProblem(
       401,
       'Missing or refused access token (`invalid_token`, with `WWW-Authenticate: Bearer error="invalid_token"`).',

@@ -24,7 +24,11 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
  * The API client of the key in `Authorization` and the scopes it holds, so that a client can offer only what the key may do. Needs no scope.
  */
 export const apiKeysMe = <ThrowOnError extends boolean = false>(options?: Options<ApiKeysMeData, ThrowOnError>): RequestResult<ApiKeysMeResponses, ApiKeysMeErrors, ThrowOnError> => (options?.client ?? client).get<ApiKeysMeResponses, ApiKeysMeErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/api-keys/me',
     ...options
 });
@@ -33,7 +37,11 @@ export const apiKeysMe = <ThrowOnError extends boolean = false>(options?: Option
  * Audit trail: who (API client) did what to which resource, newest first (filters, cursor pages)
  */
 export const auditList = <ThrowOnError extends boolean = false>(options?: Options<AuditListData, ThrowOnError>): RequestResult<AuditListResponses, AuditListErrors, ThrowOnError> => (options?.client ?? client).get<AuditListResponses, AuditListErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/audit-events',
     ...options
 });
@@ -44,7 +52,11 @@ export const auditList = <ThrowOnError extends boolean = false>(options?: Option
  * Every money movement (collections, payouts, swaps, card top-ups, withdrawals and spends), newest first (`order=asc` for oldest first). Filters combine with AND. Pages are keyset pages on (createdAt, id): pass `nextCursor` back as `cursor` with the same filters; rows written meanwhile never shift a page. Amounts are minor units.
  */
 export const transactionsList = <ThrowOnError extends boolean = false>(options?: Options<TransactionsListData, ThrowOnError>): RequestResult<TransactionsListResponses, TransactionsListErrors, ThrowOnError> => (options?.client ?? client).get<TransactionsListResponses, TransactionsListErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/transactions',
     ...options
 });
@@ -55,7 +67,11 @@ export const transactionsList = <ThrowOnError extends boolean = false>(options?:
  * Count and sums of amount and fee over the transactions created in [from, to) that match the filters. Sums are exact minor-unit integers as strings, and major units as decimal strings.
  */
 export const transactionsSummary = <ThrowOnError extends boolean = false>(options?: Options<TransactionsSummaryData, ThrowOnError>): RequestResult<TransactionsSummaryResponses, TransactionsSummaryErrors, ThrowOnError> => (options?.client ?? client).get<TransactionsSummaryResponses, TransactionsSummaryErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/transactions/summary',
     ...options
 });
@@ -66,7 +82,11 @@ export const transactionsSummary = <ThrowOnError extends boolean = false>(option
  * A `text/csv` attachment streamed from a database cursor (constant memory, any size). RFC 4180: header row, comma separated, CRLF line ends, fields quoted when needed. Columns: id, created_at, completed_at, kind, direction, status, currency, amount, amount_minor, fee, fee_minor, counter_currency, counter_amount, reference, provider_id, customer_id, beneficiary_id, card_id, description, failure_reason. `amount`, `fee` and `counter_amount` are major units as decimal strings (`amount_minor`, `fee_minor`: the exact minor-unit integers). Free-text fields starting with = + - @ get a leading apostrophe (spreadsheet formula injection).
  */
 export const transactionsExport = <ThrowOnError extends boolean = false>(options?: Options<TransactionsExportData, ThrowOnError>): RequestResult<TransactionsExportResponses, TransactionsExportErrors, ThrowOnError> => (options?.client ?? client).get<TransactionsExportResponses, TransactionsExportErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/transactions/export',
     ...options
 });
@@ -77,7 +97,11 @@ export const transactionsExport = <ThrowOnError extends boolean = false>(options
  * The local record. With `refresh=true` the provider is asked first (GET /transactions/{id}) and a forward status move is applied with source `reconciliation`; a row whose provider call was never answered (no provider id, `created`/`unknown`) is settled once past its `settlesBy` (creation + SETTLEMENT_DEADLINE): a payout or a collection `failed` (reason `provider_answer_lost`), a swap `needs_review`.
  */
 export const transactionsGet = <ThrowOnError extends boolean = false>(options: Options<TransactionsGetData, ThrowOnError>): RequestResult<TransactionsGetResponses, TransactionsGetErrors, ThrowOnError> => (options.client ?? client).get<TransactionsGetResponses, TransactionsGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/transactions/{id}',
     ...options
 });
@@ -88,7 +112,11 @@ export const transactionsGet = <ThrowOnError extends boolean = false>(options: O
  * A row goes to `needs_review` when nothing the provider lets the gateway learn can settle it and money may have moved (e.g. a swap whose answer was lost; event `transaction.needs_review`). After checking the provider's records, a person sets it `success` or `failed` with the evidence as text. Recorded with source `manual`, the API client as `actorId` and the evidence in the status history; a swap's quote follows (`executed`/`failed`). Nothing is sent to the provider, and only this route moves a row out of `needs_review`.
  */
 export const transactionsResolve = <ThrowOnError extends boolean = false>(options: Options<TransactionsResolveData, ThrowOnError>): RequestResult<TransactionsResolveResponses, TransactionsResolveErrors, ThrowOnError> => (options.client ?? client).post<TransactionsResolveResponses, TransactionsResolveErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/transactions/{id}/resolve',
     ...options,
     headers: {
@@ -101,7 +129,11 @@ export const transactionsResolve = <ThrowOnError extends boolean = false>(option
  * List the caller's subscriptions, newest first (keyset pagination)
  */
 export const webhookSubscriptionsList = <ThrowOnError extends boolean = false>(options?: Options<WebhookSubscriptionsListData, ThrowOnError>): RequestResult<WebhookSubscriptionsListResponses, WebhookSubscriptionsListErrors, ThrowOnError> => (options?.client ?? client).get<WebhookSubscriptionsListResponses, WebhookSubscriptionsListErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/webhook-subscriptions',
     ...options
 });
@@ -110,7 +142,11 @@ export const webhookSubscriptionsList = <ThrowOnError extends boolean = false>(o
  * Subscribe to gateway events (signed per Standard Webhooks); the signing secret is shown once
  */
 export const webhookSubscriptionsCreate = <ThrowOnError extends boolean = false>(options: Options<WebhookSubscriptionsCreateData, ThrowOnError>): RequestResult<WebhookSubscriptionsCreateResponses, WebhookSubscriptionsCreateErrors, ThrowOnError> => (options.client ?? client).post<WebhookSubscriptionsCreateResponses, WebhookSubscriptionsCreateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/webhook-subscriptions',
     ...options,
     headers: {
@@ -123,7 +159,11 @@ export const webhookSubscriptionsCreate = <ThrowOnError extends boolean = false>
  * Delete (disable) a subscription: nothing more is delivered; pending messages become failed
  */
 export const webhookSubscriptionsRemove = <ThrowOnError extends boolean = false>(options: Options<WebhookSubscriptionsRemoveData, ThrowOnError>): RequestResult<WebhookSubscriptionsRemoveResponses, WebhookSubscriptionsRemoveErrors, ThrowOnError> => (options.client ?? client).delete<WebhookSubscriptionsRemoveResponses, WebhookSubscriptionsRemoveErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/webhook-subscriptions/{id}',
     ...options
 });
@@ -132,7 +172,11 @@ export const webhookSubscriptionsRemove = <ThrowOnError extends boolean = false>
  * Get one of the caller’s subscriptions (without its secret)
  */
 export const webhookSubscriptionsGet = <ThrowOnError extends boolean = false>(options: Options<WebhookSubscriptionsGetData, ThrowOnError>): RequestResult<WebhookSubscriptionsGetResponses, WebhookSubscriptionsGetErrors, ThrowOnError> => (options.client ?? client).get<WebhookSubscriptionsGetResponses, WebhookSubscriptionsGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/webhook-subscriptions/{id}',
     ...options
 });
@@ -141,7 +185,11 @@ export const webhookSubscriptionsGet = <ThrowOnError extends boolean = false>(op
  * A subscription's recent messages and how their delivery went, newest first (keyset pagination)
  */
 export const webhookSubscriptionsMessages = <ThrowOnError extends boolean = false>(options: Options<WebhookSubscriptionsMessagesData, ThrowOnError>): RequestResult<WebhookSubscriptionsMessagesResponses, WebhookSubscriptionsMessagesErrors, ThrowOnError> => (options.client ?? client).get<WebhookSubscriptionsMessagesResponses, WebhookSubscriptionsMessagesErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/webhook-subscriptions/{id}/messages',
     ...options
 });
@@ -150,7 +198,11 @@ export const webhookSubscriptionsMessages = <ThrowOnError extends boolean = fals
  * Put a failed message back to pending, due at once, with a fresh set of attempts
  */
 export const webhookSubscriptionsRetry = <ThrowOnError extends boolean = false>(options: Options<WebhookSubscriptionsRetryData, ThrowOnError>): RequestResult<WebhookSubscriptionsRetryResponses, WebhookSubscriptionsRetryErrors, ThrowOnError> => (options.client ?? client).post<WebhookSubscriptionsRetryResponses, WebhookSubscriptionsRetryErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/webhook-subscriptions/{id}/messages/{messageId}/retry',
     ...options
 });
@@ -174,7 +226,11 @@ export const healthMetricsText = <ThrowOnError extends boolean = false>(options?
  * List customers, newest first (keyset pagination)
  */
 export const customersList = <ThrowOnError extends boolean = false>(options?: Options<CustomersListData, ThrowOnError>): RequestResult<CustomersListResponses, CustomersListErrors, ThrowOnError> => (options?.client ?? client).get<CustomersListResponses, CustomersListErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/customers',
     ...options
 });
@@ -183,7 +239,11 @@ export const customersList = <ThrowOnError extends boolean = false>(options?: Op
  * Create a customer at the provider and store it
  */
 export const customersCreate = <ThrowOnError extends boolean = false>(options: Options<CustomersCreateData, ThrowOnError>): RequestResult<CustomersCreateResponses, CustomersCreateErrors, ThrowOnError> => (options.client ?? client).post<CustomersCreateResponses, CustomersCreateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/customers',
     ...options,
     headers: {
@@ -198,7 +258,11 @@ export const customersCreate = <ThrowOnError extends boolean = false>(options: O
  * A local read; with `refresh=true` the provider's record is fetched first and changes are stored.
  */
 export const customersGet = <ThrowOnError extends boolean = false>(options: Options<CustomersGetData, ThrowOnError>): RequestResult<CustomersGetResponses, CustomersGetErrors, ThrowOnError> => (options.client ?? client).get<CustomersGetResponses, CustomersGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/customers/{id}',
     ...options
 });
@@ -207,7 +271,11 @@ export const customersGet = <ThrowOnError extends boolean = false>(options: Opti
  * Update a customer at the provider and locally
  */
 export const customersUpdate = <ThrowOnError extends boolean = false>(options: Options<CustomersUpdateData, ThrowOnError>): RequestResult<CustomersUpdateResponses, CustomersUpdateErrors, ThrowOnError> => (options.client ?? client).patch<CustomersUpdateResponses, CustomersUpdateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/customers/{id}',
     ...options,
     headers: {
@@ -222,7 +290,11 @@ export const customersUpdate = <ThrowOnError extends boolean = false>(options: O
  * People only (an access token from OIDC_ISSUER); 404 until POST /v1/me/customer made it.
  */
 export const meGet = <ThrowOnError extends boolean = false>(options?: Options<MeGetData, ThrowOnError>): RequestResult<MeGetResponses, MeGetErrors, ThrowOnError> => (options?.client ?? client).get<MeGetResponses, MeGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'accessToken',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/me',
     ...options
 });
@@ -233,7 +305,11 @@ export const meGet = <ThrowOnError extends boolean = false>(options?: Options<Me
  * People only. The email is the token's verified `email` claim; the user (issuer + subject) is bound to the new customer, at most one per user. Needs a recent or strong sign-in (step-up).
  */
 export const meCreate = <ThrowOnError extends boolean = false>(options: Options<MeCreateData, ThrowOnError>): RequestResult<MeCreateResponses, MeCreateErrors, ThrowOnError> => (options.client ?? client).post<MeCreateResponses, MeCreateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'accessToken',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/me/customer',
     ...options,
     headers: {
@@ -246,7 +322,11 @@ export const meCreate = <ThrowOnError extends boolean = false>(options: Options<
  * A country's payout destination types and their fields (cached)
  */
 export const beneficiariesCountry = <ThrowOnError extends boolean = false>(options: Options<BeneficiariesCountryData, ThrowOnError>): RequestResult<BeneficiariesCountryResponses, BeneficiariesCountryErrors, ThrowOnError> => (options.client ?? client).get<BeneficiariesCountryResponses, BeneficiariesCountryErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/payout-countries/{country}',
     ...options
 });
@@ -255,7 +335,11 @@ export const beneficiariesCountry = <ThrowOnError extends boolean = false>(optio
  * List beneficiaries, newest first; filter by customer
  */
 export const beneficiariesList = <ThrowOnError extends boolean = false>(options?: Options<BeneficiariesListData, ThrowOnError>): RequestResult<BeneficiariesListResponses, BeneficiariesListErrors, ThrowOnError> => (options?.client ?? client).get<BeneficiariesListResponses, BeneficiariesListErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/beneficiaries',
     ...options
 });
@@ -264,7 +348,11 @@ export const beneficiariesList = <ThrowOnError extends boolean = false>(options?
  * Register a payout destination (checked against the country's fields first)
  */
 export const beneficiariesCreate = <ThrowOnError extends boolean = false>(options: Options<BeneficiariesCreateData, ThrowOnError>): RequestResult<BeneficiariesCreateResponses, BeneficiariesCreateErrors, ThrowOnError> => (options.client ?? client).post<BeneficiariesCreateResponses, BeneficiariesCreateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/beneficiaries',
     ...options,
     headers: {
@@ -277,7 +365,11 @@ export const beneficiariesCreate = <ThrowOnError extends boolean = false>(option
  * Get a beneficiary
  */
 export const beneficiariesGet = <ThrowOnError extends boolean = false>(options: Options<BeneficiariesGetData, ThrowOnError>): RequestResult<BeneficiariesGetResponses, BeneficiariesGetErrors, ThrowOnError> => (options.client ?? client).get<BeneficiariesGetResponses, BeneficiariesGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/beneficiaries/{id}',
     ...options
 });
@@ -288,7 +380,11 @@ export const beneficiariesGet = <ThrowOnError extends boolean = false>(options: 
  * At or above its currency's PAYOUT_APPROVAL_THRESHOLDS the payout is stored `awaiting_approval` and the provider is not called until another API client approves it (POST /v1/payouts/{id}/approve).
  */
 export const payoutsCreate = <ThrowOnError extends boolean = false>(options: Options<PayoutsCreateData, ThrowOnError>): RequestResult<PayoutsCreateResponses, PayoutsCreateErrors, ThrowOnError> => (options.client ?? client).post<PayoutsCreateResponses, PayoutsCreateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/payouts',
     ...options,
     headers: {
@@ -303,7 +399,11 @@ export const payoutsCreate = <ThrowOnError extends boolean = false>(options: Opt
  * By an API client other than the one that created the payout. The decision and its actor go to the status history; `payout.approved` is announced. Confirm follows as for any payout.
  */
 export const payoutsApprove = <ThrowOnError extends boolean = false>(options: Options<PayoutsApproveData, ThrowOnError>): RequestResult<PayoutsApproveResponses, PayoutsApproveErrors, ThrowOnError> => (options.client ?? client).post<PayoutsApproveResponses, PayoutsApproveErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/payouts/{id}/approve',
     ...options,
     headers: {
@@ -318,7 +418,11 @@ export const payoutsApprove = <ThrowOnError extends boolean = false>(options: Op
  * By an API client other than the one that created the payout; `payout.rejected` is announced.
  */
 export const payoutsReject = <ThrowOnError extends boolean = false>(options: Options<PayoutsRejectData, ThrowOnError>): RequestResult<PayoutsRejectResponses, PayoutsRejectErrors, ThrowOnError> => (options.client ?? client).post<PayoutsRejectResponses, PayoutsRejectErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/payouts/{id}/reject',
     ...options,
     headers: {
@@ -331,7 +435,11 @@ export const payoutsReject = <ThrowOnError extends boolean = false>(options: Opt
  * Confirm an initiated payout (provider finalize; status pending)
  */
 export const payoutsConfirm = <ThrowOnError extends boolean = false>(options: Options<PayoutsConfirmData, ThrowOnError>): RequestResult<PayoutsConfirmResponses, PayoutsConfirmErrors, ThrowOnError> => (options.client ?? client).post<PayoutsConfirmResponses, PayoutsConfirmErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/payouts/{id}/confirm',
     ...options
 });
@@ -340,7 +448,11 @@ export const payoutsConfirm = <ThrowOnError extends boolean = false>(options: Op
  * Get a payout
  */
 export const payoutsGet = <ThrowOnError extends boolean = false>(options: Options<PayoutsGetData, ThrowOnError>): RequestResult<PayoutsGetResponses, PayoutsGetErrors, ThrowOnError> => (options.client ?? client).get<PayoutsGetResponses, PayoutsGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/payouts/{id}',
     ...options
 });
@@ -349,7 +461,11 @@ export const payoutsGet = <ThrowOnError extends boolean = false>(options: Option
  * List collections, newest first; filter by customer and status
  */
 export const collectionsList = <ThrowOnError extends boolean = false>(options?: Options<CollectionsListData, ThrowOnError>): RequestResult<CollectionsListResponses, CollectionsListErrors, ThrowOnError> => (options?.client ?? client).get<CollectionsListResponses, CollectionsListErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/collections',
     ...options
 });
@@ -358,7 +474,11 @@ export const collectionsList = <ThrowOnError extends boolean = false>(options?: 
  * Start a collection: an account detail the customer pays into before it expires (status processing)
  */
 export const collectionsCreate = <ThrowOnError extends boolean = false>(options: Options<CollectionsCreateData, ThrowOnError>): RequestResult<CollectionsCreateResponses, CollectionsCreateErrors, ThrowOnError> => (options.client ?? client).post<CollectionsCreateResponses, CollectionsCreateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/collections',
     ...options,
     headers: {
@@ -371,7 +491,11 @@ export const collectionsCreate = <ThrowOnError extends boolean = false>(options:
  * Get a collection
  */
 export const collectionsGet = <ThrowOnError extends boolean = false>(options: Options<CollectionsGetData, ThrowOnError>): RequestResult<CollectionsGetResponses, CollectionsGetErrors, ThrowOnError> => (options.client ?? client).get<CollectionsGetResponses, CollectionsGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/collections/{id}',
     ...options
 });
@@ -380,7 +504,11 @@ export const collectionsGet = <ThrowOnError extends boolean = false>(options: Op
  * Get a swap quote from the provider (valid until expiresAt, about 250 s); moves no money
  */
 export const swapsCreateQuote = <ThrowOnError extends boolean = false>(options: Options<SwapsCreateQuoteData, ThrowOnError>): RequestResult<SwapsCreateQuoteResponses, SwapsCreateQuoteErrors, ThrowOnError> => (options.client ?? client).post<SwapsCreateQuoteResponses, SwapsCreateQuoteErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/swap-quotes',
     ...options,
     headers: {
@@ -393,7 +521,11 @@ export const swapsCreateQuote = <ThrowOnError extends boolean = false>(options: 
  * Get one of this client's swap quotes
  */
 export const swapsGetQuote = <ThrowOnError extends boolean = false>(options: Options<SwapsGetQuoteData, ThrowOnError>): RequestResult<SwapsGetQuoteResponses, SwapsGetQuoteErrors, ThrowOnError> => (options.client ?? client).get<SwapsGetQuoteResponses, SwapsGetQuoteErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/swap-quotes/{id}',
     ...options
 });
@@ -402,7 +534,11 @@ export const swapsGetQuote = <ThrowOnError extends boolean = false>(options: Opt
  * Execute a quote (provider finalize-swap): a ledger row of kind swap, status success; a quote is executed at most once
  */
 export const swapsExecute = <ThrowOnError extends boolean = false>(options: Options<SwapsExecuteData, ThrowOnError>): RequestResult<SwapsExecuteResponses, SwapsExecuteErrors, ThrowOnError> => (options.client ?? client).post<SwapsExecuteResponses, SwapsExecuteErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/swaps',
     ...options,
     headers: {
@@ -415,7 +551,11 @@ export const swapsExecute = <ThrowOnError extends boolean = false>(options: Opti
  * Get a swap of this client's quotes
  */
 export const swapsGetSwap = <ThrowOnError extends boolean = false>(options: Options<SwapsGetSwapData, ThrowOnError>): RequestResult<SwapsGetSwapResponses, SwapsGetSwapErrors, ThrowOnError> => (options.client ?? client).get<SwapsGetSwapResponses, SwapsGetSwapErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/swaps/{id}',
     ...options
 });
@@ -424,7 +564,11 @@ export const swapsGetSwap = <ThrowOnError extends boolean = false>(options: Opti
  * List virtual accounts, newest first; filter by customer
  */
 export const virtualAccountsList = <ThrowOnError extends boolean = false>(options?: Options<VirtualAccountsListData, ThrowOnError>): RequestResult<VirtualAccountsListResponses, VirtualAccountsListErrors, ThrowOnError> => (options?.client ?? client).get<VirtualAccountsListResponses, VirtualAccountsListErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/virtual-accounts',
     ...options
 });
@@ -433,7 +577,11 @@ export const virtualAccountsList = <ThrowOnError extends boolean = false>(option
  * Issue a virtual bank account to a customer (safehaven or providus; status active)
  */
 export const virtualAccountsCreate = <ThrowOnError extends boolean = false>(options: Options<VirtualAccountsCreateData, ThrowOnError>): RequestResult<VirtualAccountsCreateResponses, VirtualAccountsCreateErrors, ThrowOnError> => (options.client ?? client).post<VirtualAccountsCreateResponses, VirtualAccountsCreateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/virtual-accounts',
     ...options,
     headers: {
@@ -446,7 +594,11 @@ export const virtualAccountsCreate = <ThrowOnError extends boolean = false>(opti
  * Get a virtual account
  */
 export const virtualAccountsGet = <ThrowOnError extends boolean = false>(options: Options<VirtualAccountsGetData, ThrowOnError>): RequestResult<VirtualAccountsGetResponses, VirtualAccountsGetErrors, ThrowOnError> => (options.client ?? client).get<VirtualAccountsGetResponses, VirtualAccountsGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/virtual-accounts/{id}',
     ...options
 });
@@ -455,7 +607,11 @@ export const virtualAccountsGet = <ThrowOnError extends boolean = false>(options
  * Register a customer as a card holder (provider registercarduser; KYC decided later by callback)
  */
 export const cardHoldersRegister = <ThrowOnError extends boolean = false>(options: Options<CardHoldersRegisterData, ThrowOnError>): RequestResult<CardHoldersRegisterResponses, CardHoldersRegisterErrors, ThrowOnError> => (options.client ?? client).post<CardHoldersRegisterResponses, CardHoldersRegisterErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/card-holders',
     ...options,
     headers: {
@@ -468,7 +624,11 @@ export const cardHoldersRegister = <ThrowOnError extends boolean = false>(option
  * Get a card holder (KYC status)
  */
 export const cardHoldersGet = <ThrowOnError extends boolean = false>(options: Options<CardHoldersGetData, ThrowOnError>): RequestResult<CardHoldersGetResponses, CardHoldersGetErrors, ThrowOnError> => (options.client ?? client).get<CardHoldersGetResponses, CardHoldersGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/card-holders/{id}',
     ...options
 });
@@ -477,7 +637,11 @@ export const cardHoldersGet = <ThrowOnError extends boolean = false>(options: Op
  * List cards, newest first; filter by customer and status
  */
 export const cardsList = <ThrowOnError extends boolean = false>(options?: Options<CardsListData, ThrowOnError>): RequestResult<CardsListResponses, CardsListErrors, ThrowOnError> => (options?.client ?? client).get<CardsListResponses, CardsListErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/cards',
     ...options
 });
@@ -486,7 +650,11 @@ export const cardsList = <ThrowOnError extends boolean = false>(options?: Option
  * Create a virtual card for a card holder, with initial funding (status pending)
  */
 export const cardsCreate = <ThrowOnError extends boolean = false>(options: Options<CardsCreateData, ThrowOnError>): RequestResult<CardsCreateResponses, CardsCreateErrors, ThrowOnError> => (options.client ?? client).post<CardsCreateResponses, CardsCreateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/cards',
     ...options,
     headers: {
@@ -499,7 +667,11 @@ export const cardsCreate = <ThrowOnError extends boolean = false>(options: Optio
  * Get a card (masked: last4, brand, expiry, status, balance)
  */
 export const cardsGet = <ThrowOnError extends boolean = false>(options: Options<CardsGetData, ThrowOnError>): RequestResult<CardsGetResponses, CardsGetErrors, ThrowOnError> => (options.client ?? client).get<CardsGetResponses, CardsGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/cards/{id}',
     ...options
 });
@@ -508,7 +680,11 @@ export const cardsGet = <ThrowOnError extends boolean = false>(options: Options<
  * Freeze an active card
  */
 export const cardsFreeze = <ThrowOnError extends boolean = false>(options: Options<CardsFreezeData, ThrowOnError>): RequestResult<CardsFreezeResponses, CardsFreezeErrors, ThrowOnError> => (options.client ?? client).post<CardsFreezeResponses, CardsFreezeErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/cards/{id}/freeze',
     ...options
 });
@@ -517,7 +693,11 @@ export const cardsFreeze = <ThrowOnError extends boolean = false>(options: Optio
  * Unfreeze a frozen card
  */
 export const cardsUnfreeze = <ThrowOnError extends boolean = false>(options: Options<CardsUnfreezeData, ThrowOnError>): RequestResult<CardsUnfreezeResponses, CardsUnfreezeErrors, ThrowOnError> => (options.client ?? client).post<CardsUnfreezeResponses, CardsUnfreezeErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/cards/{id}/unfreeze',
     ...options
 });
@@ -526,7 +706,11 @@ export const cardsUnfreeze = <ThrowOnError extends boolean = false>(options: Opt
  * Terminate an active or frozen card (final)
  */
 export const cardsTerminate = <ThrowOnError extends boolean = false>(options: Options<CardsTerminateData, ThrowOnError>): RequestResult<CardsTerminateResponses, CardsTerminateErrors, ThrowOnError> => (options.client ?? client).post<CardsTerminateResponses, CardsTerminateErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/cards/{id}/terminate',
     ...options
 });
@@ -535,7 +719,11 @@ export const cardsTerminate = <ThrowOnError extends boolean = false>(options: Op
  * Top up a card: 300–250000 USD minor units (3.00–2,500.00 USD); status pending
  */
 export const cardsTopUp = <ThrowOnError extends boolean = false>(options: Options<CardsTopUpData, ThrowOnError>): RequestResult<CardsTopUpResponses, CardsTopUpErrors, ThrowOnError> => (options.client ?? client).post<CardsTopUpResponses, CardsTopUpErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/cards/{id}/top-ups',
     ...options,
     headers: {
@@ -548,7 +736,11 @@ export const cardsTopUp = <ThrowOnError extends boolean = false>(options: Option
  * Withdraw from a card back to the wallet (USD minor units); status pending
  */
 export const cardsWithdraw = <ThrowOnError extends boolean = false>(options: Options<CardsWithdrawData, ThrowOnError>): RequestResult<CardsWithdrawResponses, CardsWithdrawErrors, ThrowOnError> => (options.client ?? client).post<CardsWithdrawResponses, CardsWithdrawErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/cards/{id}/withdrawals',
     ...options,
     headers: {
@@ -561,7 +753,11 @@ export const cardsWithdraw = <ThrowOnError extends boolean = false>(options: Opt
  * List a card's movements, newest first; the first page is refreshed from the provider's listing
  */
 export const cardsListTransactions = <ThrowOnError extends boolean = false>(options: Options<CardsListTransactionsData, ThrowOnError>): RequestResult<CardsListTransactionsResponses, CardsListTransactionsErrors, ThrowOnError> => (options.client ?? client).get<CardsListTransactionsResponses, CardsListTransactionsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/cards/{id}/transactions',
     ...options
 });
@@ -575,7 +771,11 @@ export const webhooksReceive = <ThrowOnError extends boolean = false>(options?: 
  * List reconciliation runs, newest first (keyset pages)
  */
 export const reconciliationRunsList = <ThrowOnError extends boolean = false>(options?: Options<ReconciliationRunsListData, ThrowOnError>): RequestResult<ReconciliationRunsListResponses, ReconciliationRunsListErrors, ThrowOnError> => (options?.client ?? client).get<ReconciliationRunsListResponses, ReconciliationRunsListErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/reconciliation-runs',
     ...options
 });
@@ -586,7 +786,11 @@ export const reconciliationRunsList = <ThrowOnError extends boolean = false>(opt
  * Every ledger row of [from, to) with a provider id (kinds payout, collection, swap by default) is looked up at the provider, throttled to RECONCILIATION_RATE per second, and compared on status, amount, fee and currency (minor units); provider callbacks of the period the gateway could not match are listed as unknown_locally. At most one run per period at a time.
  */
 export const reconciliationRunsStart = <ThrowOnError extends boolean = false>(options: Options<ReconciliationRunsStartData, ThrowOnError>): RequestResult<ReconciliationRunsStartResponses, ReconciliationRunsStartErrors, ThrowOnError> => (options.client ?? client).post<ReconciliationRunsStartResponses, ReconciliationRunsStartErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/reconciliation-runs',
     ...options,
     headers: {
@@ -599,7 +803,11 @@ export const reconciliationRunsStart = <ThrowOnError extends boolean = false>(op
  * Get a reconciliation run: progress and totals per class
  */
 export const reconciliationRunsGet = <ThrowOnError extends boolean = false>(options: Options<ReconciliationRunsGetData, ThrowOnError>): RequestResult<ReconciliationRunsGetResponses, ReconciliationRunsGetErrors, ThrowOnError> => (options.client ?? client).get<ReconciliationRunsGetResponses, ReconciliationRunsGetErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/reconciliation-runs/{id}',
     ...options
 });
@@ -608,7 +816,11 @@ export const reconciliationRunsGet = <ThrowOnError extends boolean = false>(opti
  * List a run's items (filter by class; keyset pages)
  */
 export const reconciliationRunsItems = <ThrowOnError extends boolean = false>(options: Options<ReconciliationRunsItemsData, ThrowOnError>): RequestResult<ReconciliationRunsItemsResponses, ReconciliationRunsItemsErrors, ThrowOnError> => (options.client ?? client).get<ReconciliationRunsItemsResponses, ReconciliationRunsItemsErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/reconciliation-runs/{id}/items',
     ...options
 });
@@ -619,7 +831,11 @@ export const reconciliationRunsItems = <ThrowOnError extends boolean = false>(op
  * RFC 4180 (header row, CRLF). Columns: class, transaction_id, provider_id, kind, local_status, provider_status, currency, local_amount_minor, provider_currency, provider_amount_minor, local_fee_minor, provider_fee_minor, differences. Amounts in minor units.
  */
 export const reconciliationRunsExport = <ThrowOnError extends boolean = false>(options: Options<ReconciliationRunsExportData, ThrowOnError>): RequestResult<ReconciliationRunsExportResponses, ReconciliationRunsExportErrors, ThrowOnError> => (options.client ?? client).get<ReconciliationRunsExportResponses, ReconciliationRunsExportErrors, ThrowOnError>({
-    security: [{ scheme: 'bearer', type: 'http' }],
+    security: [{
+            key: 'bearer',
+            scheme: 'bearer',
+            type: 'http'
+        }],
     url: '/v1/reconciliation-runs/{id}/export',
     ...options
 });
