@@ -7,7 +7,7 @@ import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swag
 import type { RawServerDefault } from 'fastify';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
-import { PERSON_SECURITY } from './auth/auth.decorators';
+import { ACCESS_TOKEN_SCHEME } from './auth/auth.decorators';
 import { DomainError, ErrorCode } from './common/errors';
 import {
   checkUrlLength,
@@ -56,14 +56,15 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     // Where `npm start` serves it; a deployment's clients set their own base URL (docs/api.md "Typed client").
     .addServer('http://127.0.0.1:3000', 'Local gateway (npm start)')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Gateway API key (npm run api-key -- create)' })
+    // People's routes (`@ForUsers`) take another credential in the same header: an API key gets 403 there.
     .addBearerAuth(
       {
         type: 'http',
         scheme: 'bearer',
         bearerFormat: 'JWT',
-        description: "A person's access token (RFC 9068) from the OpenID provider at OIDC_ISSUER (docs/auth.md)",
+        description: "A signed-in person's access token from OIDC_ISSUER (docs/auth.md); not an API key",
       },
-      PERSON_SECURITY,
+      ACCESS_TOKEN_SCHEME,
     )
     .build();
   // The validators' rules go into the properties' swagger options first (one source, openapi-validators.ts).

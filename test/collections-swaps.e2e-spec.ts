@@ -143,12 +143,13 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
       expect(bad.status).toBe(400);
     });
 
-    it('refuses an amount below the NG minimum with 400 and calls nothing', async () => {
+    it('refuses an amount below the NG minimum with 422 business_rule_failed and calls nothing', async () => {
       const before = (await h.sim.calls('initializeCollection')).length;
       const rowsBefore = (await h.db.query("SELECT id FROM transactions WHERE kind = 'collection'")).length;
+      // Valid by the body's schema (a per-country bound is stated in words): a business rule, not bad input.
       const res = await postCollection(collectionBody({ amount: 9_999 }), newKey()); // 99.99 NGN < 100 NGN
-      expect(res.status).toBe(400);
-      expect(res.body.code).toBe('validation_failed');
+      expect(res.status).toBe(422);
+      expect(res.body.code).toBe('business_rule_failed');
       expect(res.body.errors).toEqual([expect.objectContaining({ field: 'amount' })]);
       expect(await h.sim.calls('initializeCollection')).toHaveLength(before);
       expect(await h.db.query("SELECT id FROM transactions WHERE kind = 'collection'")).toHaveLength(rowsBefore);
@@ -188,7 +189,7 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
       expect(await h.sim.calls('initializeSwap')).toHaveLength(1);
     });
 
-    it('refuses (400 on amount, nothing stored) a quote whose target amount is beyond 2^53 - 1 minor units', async () => {
+    it('refuses (422 on amount, nothing stored) a quote whose target amount is beyond 2^53 - 1 minor units', async () => {
       const quotes = async () => Number((await h.db.query('SELECT count(*) AS n FROM swap_quotes'))[0].n);
       const before = await quotes();
       // 2^53 - 1 US cents at 1,500 NGN per USD: about 1.35e19 kobo, beyond a JSON number and a bigint.
@@ -197,10 +198,11 @@ describe('collections, swaps and virtual accounts (e2e: gateway + simulator + Po
         .post('/v1/swap-quotes')
         .set(auth())
         .send({ sourceCurrency: 'USD', targetCurrency: 'NGN', amount: Number.MAX_SAFE_INTEGER });
-      expect(res.status).toBe(400);
+      // The amount is within the body's bounds; the provider's rate makes it unanswerable: a business rule.
+      expect(res.status).toBe(422);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body).toMatchObject({
-        code: 'validation_failed',
+        code: 'business_rule_failed',
         errors: [{ field: 'amount', message: QUOTE_BEYOND_SAFE_MESSAGE }],
       });
       expect(await quotes()).toBe(before);

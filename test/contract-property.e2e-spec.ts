@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { ACR_MFA, DEMO_ONE_TIME_CODE } from '../idp/demo';
-import { type LocalIdp, startLocalIdp } from '../idp/provider';
+import { startLocalIdp, type LocalIdp } from '../idp/provider';
 import { getDemoToken } from '../idp/token';
 import { signWebhook } from '../src/webhooks/signature';
 import { cardKit } from './support/cards';
@@ -21,7 +20,9 @@ import {
 /**
  * Property: openapi.json and the gateway agree both ways (issue 37, item 4).
  *
- * For every operation of the description (path × method), with an API key holding every scope:
+ * For every operation of the description (path × method), with the credential its `security` names:
+ * an API key holding every scope (`bearer`), or a signed-in person's access token from a local
+ * OpenID provider (`accessToken`, the people's routes, where an API key gets 403):
  * - VALID_CASES requests whose path, query, header and body values json-schema-faker generates
  *   from the description (and that the description, checked with Ajv, calls valid) are accepted:
  *   2xx, or a 404, 409 or 422 that the operation documents (an id that names nothing, a state that
@@ -70,6 +71,16 @@ const OFF_DESCRIPTION: Record<string, string> = {
 const STATE_STATUSES = [404, 409, 422];
 
 const ids: Record<string, string[]> = {};
+
+/** The people's routes' security scheme (src/auth/auth.decorators.ts ACCESS_TOKEN_SCHEME). */
+const ACCESS_TOKEN = 'accessToken';
+const AUDIENCE = 'urn:wallet-gateway:contract';
+
+/** Whether the description asks a person's access token (not an API key) for `op`. */
+function forPeople(op: Operation): boolean {
+  const security = (contract.doc.paths[op.path][op.method].security ?? []) as Array<Record<string, unknown>>;
+  return security.some((requirement) => ACCESS_TOKEN in requirement);
+}
 
 /** Real ids for a path parameter, by the route's resource. */
 function realPathIds(op: Operation, param: string): string[] {
@@ -128,7 +139,9 @@ function names(problem: any, mutation: Mutation): boolean {
  * - a body property described "Required when <field> is <value>" is generated when it is so
  *   (OpenAPI 3.0 has no `if`/`then` to say it in the schema);
  * - a body property described "not the <x> <y>" (a swap's targetCurrency: "not the source
- *   currency") is generated again until it differs from `<x><Y>`.
+ *   currency") is generated again until it differs from `<x><Y>`;
+ * - a body date described "not in the future" (a date of birth) is moved back by 28-year steps
+ *   (the calendar repeats, so a 29 February stays a real date) until it is not after today (UTC).
  */
 function withinDocumentedRules(op: Operation, req: RequestParts, seed: number): RequestParts {
   delete req.query.cursor;
@@ -156,6 +169,14 @@ function withinDocumentedRules(op: Operation, req: RequestParts, seed: number): 
     const other = not[1].toLowerCase() + not[2][0].toUpperCase() + not[2].slice(1);
     for (let i = 1; i < 100 && body0[other] !== undefined && body0[name] === body0[other]; i++) {
       body0[name] = contract.sample(prop, seed + i, 0);
+    }
+  }
+  for (const [name, prop] of Object.entries((op.body?.schema.properties ?? {}) as Record<string, any>)) {
+    if (!/not in the future/i.test(String(prop.description ?? ''))) continue;
+    if (!body0 || typeof body0 !== 'object' || typeof body0[name] !== 'string') continue;
+    const today = new Date().toISOString().slice(0, 10);
+    while (/^\d{4}-/.test(body0[name]) && body0[name] > today) {
+      body0[name] = `${String(Number(body0[name].slice(0, 4)) - 28).padStart(4, '0')}${body0[name].slice(4)}`;
     }
   }
   const days = says(op, /at most (\d+) days/);
@@ -195,37 +216,29 @@ interface Answer {
   body: any;
 }
 
-/** The audience of the people's access tokens in this file (OIDC_AUDIENCE). */
-const PERSON_AUDIENCE = 'urn:wallet-gateway:contract';
-
 describe('openapi.json and the gateway agree (property, e2e)', () => {
   let h: Harness;
   let idp: LocalIdp;
   let authorization: string;
-  /** A person's access token (strong sign-in), for the operations whose security is `person` (/v1/me). */
+  /** A signed-in person's access token (ada at the local OpenID provider), for the people's routes. */
   let personAuthorization: string;
-  /** The credentials an operation's security names: a person's token, else the API key. */
-  const credentialsFor = (op: Operation) => (op.security.includes('person') ? personAuthorization : authorization);
 
   beforeAll(async () => {
     // The provider (simulator) shares two busy cores with the rest: give it time, so that a slow
     // answer is not a 504 here (the gateway must not answer 5xx at all in this test).
     // Payouts of 5,000.00 USD and more wait for another API client's approval (maker-checker):
     // two are seeded that way, so that approve and reject have rows they can decide.
-    // People's routes (/v1/me) take a person's access token from the local OpenID provider.
-    idp = await startLocalIdp({ audience: PERSON_AUDIENCE });
+    idp = await startLocalIdp({ audience: AUDIENCE });
     h = await startHarness({
       env: {
         PROVIDER_TIMEOUT_MS: '15000',
         PAYOUT_APPROVAL_THRESHOLDS: 'USD:500000',
         OIDC_ISSUER: idp.issuer,
-        OIDC_AUDIENCE: PERSON_AUDIENCE,
-        STEP_UP_ACR_VALUES: ACR_MFA,
+        OIDC_AUDIENCE: AUDIENCE,
       },
     });
     authorization = `Bearer ${await h.key()}`;
-    const person = await getDemoToken(idp.issuer, 'ada', { otp: DEMO_ONE_TIME_CODE, resource: PERSON_AUDIENCE });
-    personAuthorization = `Bearer ${person.access_token}`;
+    personAuthorization = `Bearer ${(await getDemoToken(idp.issuer, 'ada', { resource: AUDIENCE })).access_token}`;
     const auth = { Authorization: authorization };
     const must = (res: { status: number; body: any }, what: string, status: number) => {
       if (res.status !== status) throw new Error(`seed ${what}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -364,7 +377,10 @@ describe('openapi.json and the gateway agree (property, e2e)', () => {
       if (value !== undefined) query.append(name, typeof value === 'string' ? value : JSON.stringify(value));
     }
     const url = query.size ? `${route}?${query}` : route;
-    const headers: Record<string, string> = { Authorization: credentialsFor(op), ...req.headers };
+    const headers: Record<string, string> = {
+      Authorization: forPeople(op) ? personAuthorization : authorization,
+      ...req.headers,
+    };
     const sent: Sent = { method: op.method.toUpperCase(), url, headers, body: req.body };
     let call = (h.http() as any)[op.method](url).set(headers);
     if (op.id === 'webhooks_receive') {

@@ -138,7 +138,7 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       ],
       ['a network outside the enum', { ...mpesa, network: 'MTN' }, 'destination.network'],
     ])(
-      'answers 400 for %s, naming the field, without calling createBeneficiary',
+      'answers 422 business_rule_failed for %s (the country’s fields are the provider’s data), naming the field, without calling createBeneficiary',
       async (_label, destination, field) => {
         const before = (await h.sim.calls('createBeneficiary')).length;
         const rowsBefore = (await h.db.query('SELECT id FROM beneficiaries')).length;
@@ -147,8 +147,8 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
           .post('/v1/beneficiaries')
           .set(auth())
           .send({ customerId, country: 'KE', currency: 'KES', destination });
-        expect(res.status).toBe(400);
-        expect(res.body.code).toBe('validation_failed');
+        expect(res.status).toBe(422);
+        expect(res.body.code).toBe('business_rule_failed');
         expect(res.body.errors).toEqual([expect.objectContaining({ field })]);
         expect(await h.sim.calls('createBeneficiary')).toHaveLength(before);
         expect(await h.db.query('SELECT id FROM beneficiaries')).toHaveLength(rowsBefore);
@@ -412,7 +412,7 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body).toMatchObject({
         code: 'validation_failed',
-        errors: [{ field: 'amount', message: expect.stringContaining('at most 2147483647 minor units of USD') }],
+        errors: [{ field: 'amount', message: expect.stringContaining('at most 2147483647 minor units') }],
       });
       expect(await payoutRowCount()).toBe(rowsBefore);
       expect(await h.db.query('SELECT 1 FROM idempotency_records WHERE key = $1', [idem])).toHaveLength(0);
@@ -475,10 +475,11 @@ describe('beneficiaries and payouts (e2e: gateway + simulator + PostgreSQL)', ()
       expect(reused.body.code).toBe('idempotency_key_reused');
     });
 
-    it("refuses another customer's beneficiary with 400 and calls nothing", async () => {
+    it("refuses another customer's beneficiary with 422 business_rule_failed and calls nothing", async () => {
       await h.sim.admin('DELETE', '/calls');
       const res = await postPayout({ ...payoutBody(), customerId: otherCustomerId }, newKey());
-      expect(res.status).toBe(400);
+      expect(res.status).toBe(422);
+      expect(res.body.code).toBe('business_rule_failed');
       expect(res.body.errors).toEqual([expect.objectContaining({ field: 'beneficiaryId' })]);
       expect(await h.sim.calls('initializePayout')).toHaveLength(0);
     });

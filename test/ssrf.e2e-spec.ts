@@ -78,7 +78,8 @@ describe('outbound webhooks cannot reach inside (e2e, issue 14 item 2)', () => {
     ];
     for (const url of refused) {
       const res = await subscribe(url);
-      expect([url, res.status, res.body.code]).toEqual([url, 400, 'validation_failed']);
+      // Well formed (the body's schema accepts it); refused for where it leads: 422, not 400.
+      expect([url, res.status, res.body.code]).toEqual([url, 422, 'business_rule_failed']);
       expect(res.body.errors[0].field).toBe('url');
     }
     expect(await h.db.query('SELECT id FROM webhook_subscriptions')).toEqual([]);

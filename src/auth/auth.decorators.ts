@@ -7,12 +7,9 @@ export const PUBLIC_ROUTE = 'auth:public';
 export const REQUIRED_SCOPES = 'auth:scopes';
 /** Marks a route for signed-in people (an access token), and only them. */
 export const USER_ROUTE = 'auth:user-route';
-/**
- * The OpenAPI security scheme of a person's access token (an RFC 9068 JWT from the OpenID provider
- * at OIDC_ISSUER, docs/auth.md), beside the default `bearer` one (an API key): a route marked
- * ForUsers declares it, so a generated client and the contract test know which credentials it takes.
- */
-export const PERSON_SECURITY = 'person';
+
+/** The OpenAPI security scheme of people's routes (a person's access token), beside `bearer` (API keys). */
+export const ACCESS_TOKEN_SCHEME = 'accessToken';
 
 /** The authenticated caller, attached to the request by `ApiKeyGuard`. */
 export interface AuthenticatedClient {
@@ -58,7 +55,7 @@ export const ForUsers = (...scopes: Scope[]) =>
   applyDecorators(
     SetMetadata(REQUIRED_SCOPES, scopes),
     SetMetadata(USER_ROUTE, true),
-    ApiBearerAuth(PERSON_SECURITY),
+    ApiBearerAuth(ACCESS_TOKEN_SCHEME),
     ApiProblem(
       401,
       'Missing or refused access token (`invalid_token`, with `WWW-Authenticate: Bearer error="invalid_token"`).',

@@ -37,7 +37,10 @@ export class BeneficiariesController {
   @ApiCreatedResponse({ type: BeneficiaryDto })
   @ApiValidationErrors()
   @ApiNotFound('customer')
-  @ApiProviderErrors()
+  @ApiProviderErrors(
+    "the provider does not serve payouts to `country`, or `destination` does not fit that country's destination " +
+      'types and fields (GET /v1/payout-countries/{country})',
+  )
   create(@Body() body: CreateBeneficiaryDto): Promise<BeneficiaryDto> {
     return this.beneficiaries.create(body);
   }

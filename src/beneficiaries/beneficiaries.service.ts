@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { ownedByCurrentClient } from '../audit/ownership';
 import { providerCallbackUrl } from '../common/callback-url';
-import { ErrorCode, NotFoundError, ProviderError, ValidationError } from '../common/errors';
+import { BusinessRuleError, ErrorCode, NotFoundError, ProviderError } from '../common/errors';
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
 import type { Env } from '../config/env';
@@ -62,9 +62,12 @@ export class BeneficiariesService {
   }
 
   /**
-   * Validates the destination against the country's descriptors (400 listing the failing fields,
-   * provider not called), registers it at the provider, then stores it.
-   * @throws ValidationError (400), NotFoundError (404: customer or country), ProviderError (422/502/504; nothing stored).
+   * Validates the destination against the country's descriptors (422 listing the failing fields,
+   * provider not called), registers it at the provider, then stores it. The countries and their
+   * destination fields are the provider's data (getSupportedCountry), not a table of the gateway, so
+   * the API description cannot enumerate them: a refusal by them is a business rule (422), not bad input.
+   * @throws BusinessRuleError (422 `business_rule_failed`: a country the provider does not serve, a
+   * destination off its fields), NotFoundError (404: customer), ProviderError (422/502/504; nothing stored).
    */
   async create(input: CreateBeneficiaryDto): Promise<BeneficiaryDto> {
     const customer = await this.customers.requireRow(input.customerId);
@@ -73,11 +76,11 @@ export class BeneficiariesService {
       requirement = await this.requirement(input.country);
     } catch (error) {
       if (error instanceof NotFoundError)
-        throw new ValidationError([{ field: 'country', message: `payouts to ${input.country} are not supported` }]);
+        throw new BusinessRuleError([{ field: 'country', message: `payouts to ${input.country} are not supported` }]);
       throw error;
     }
     const errors = validateDestination(input.destination, requirement.destinations);
-    if (errors.length) throw new ValidationError(errors);
+    if (errors.length) throw new BusinessRuleError(errors);
     const destination = input.destination as Record<string, string> & { type: string };
     const reference = newReference('beneficiary');
     const upstream = await this.provider.createBeneficiary({

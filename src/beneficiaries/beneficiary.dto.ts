@@ -37,7 +37,12 @@ export class PayoutCountryDto {
 export class CreateBeneficiaryDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() customerId: string;
 
-  @ApiProperty({ example: 'KE', description: 'ISO 3166-1 alpha-2 country code.' })
+  @ApiProperty({
+    example: 'KE',
+    description:
+      'ISO 3166-1 alpha-2 country code. The countries payouts go to are the provider’s (GET /v1/payout-countries/{country}); ' +
+      'one it does not serve is refused with 422 `business_rule_failed`.',
+  })
   @Transform(upper)
   @IsString()
   @IsISO31661Alpha2({ message: 'country must be an ISO 3166-1 alpha-2 country code' })
@@ -51,7 +56,10 @@ export class CreateBeneficiaryDto {
 
   @ApiProperty({
     example: { type: 'MOBILEMONEY', network: 'MPESA', accountNumber: '254712345678' },
-    description: 'type plus the fields GET /v1/payout-countries/{country} lists for that type (strings).',
+    description:
+      '`type` plus the fields GET /v1/payout-countries/{country} lists for that type (strings). The types and fields ' +
+      'are the provider’s data per country, so they are checked by the service: a destination off them is refused ' +
+      'with 422 `business_rule_failed` naming each field (`destination.type`, `destination.accountNumber`…).',
   })
   @IsObject()
   destination: Record<string, unknown>;

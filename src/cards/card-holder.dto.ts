@@ -118,12 +118,18 @@ export class CreateCardHolderDto {
   @OptionalNonNull()
   @Transform(trim)
   @IsString()
+  @Matches(/^\d{11}$/, { message: 'bvn must be 11 digits' })
   bvn?: string;
 
-  @ApiPropertyOptional({ example: '1990-04-01', description: 'yyyy-mm-dd. Required when address.country is GH.' })
+  @ApiPropertyOptional({
+    example: '1990-04-01',
+    format: 'date',
+    description: 'A real calendar date, yyyy-mm-dd, not in the future (UTC). Required when address.country is GH.',
+  })
   @OptionalNonNull()
   @Transform(trim)
   @IsString()
+  @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'dateOfBirth must be a date written yyyy-mm-dd' })
   dateOfBirth?: string;
 
   @ApiProperty({

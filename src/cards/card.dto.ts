@@ -5,6 +5,7 @@ import { ApiMinorUnits } from '../common/api-money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { lower, trim, OptionalNonNull, ZeroOrBetween } from '../common/validation';
 import { CardStatus, TransactionStatus } from '../generated/prisma/enums';
+import { CARD_CURRENCY, int32AmountBound } from '../provider';
 import { CARD_BRANDS, CARD_TOPUP_MAX_MINOR, CARD_TOPUP_MIN_MINOR } from './card-rules';
 
 export const CARD_STATUSES = Object.values(CardStatus);
@@ -67,11 +68,20 @@ export class ListCardsQueryDto extends PageQueryDto {
 }
 
 /** Body of POST /v1/cards/{id}/withdrawals. */
+/** The largest withdrawal, USD minor units: the provider's withdraw `amount` is an int32. */
+const CARD_WITHDRAWAL_MAX_MINOR = int32AmountBound('withdrawFromCard', [CARD_CURRENCY]);
+
 export class CardAmountDto {
-  @ApiProperty({ example: 2500, description: 'USD MINOR units (2500 = 25.00 USD).' })
+  @ApiProperty({
+    format: 'int64',
+    example: 2500,
+    description: `USD MINOR units (2500 = 25.00 USD), at most ${CARD_WITHDRAWAL_MAX_MINOR}: the provider's withdraw takes an int32.`,
+  })
   @IsInt()
   @Min(1)
-  @Max(Number.MAX_SAFE_INTEGER)
+  @Max(CARD_WITHDRAWAL_MAX_MINOR, {
+    message: 'amount must be at most $constraint1 minor units of USD: the provider takes an int32 amount',
+  })
   amount: number;
 }
 

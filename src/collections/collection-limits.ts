@@ -27,6 +27,26 @@ export function limitInMinorUnits(limit: CollectionLimit): { min: bigint; max: b
 }
 
 /**
+ * The limits in words for the API description, from COLLECTION_LIMITS:
+ * `NG 10000–200000000 (100–2,000,000 NGN), KE …`.
+ */
+export function collectionLimitsInWords(): string {
+  return Object.entries(COLLECTION_LIMITS)
+    .map(([country, limit]) => {
+      const { min, max } = limitInMinorUnits(limit);
+      return `${country} ${min}–${max} (${formatMajor(min, limit.currency)}–${formatMajor(max, limit.currency)} ${limit.currency})`;
+    })
+    .join(', ');
+}
+
+/** The countries with documented limits and their currencies, in words: `NG in NGN, KE in KES, UG in UGX`. */
+export function collectionCurrenciesInWords(): string {
+  return Object.entries(COLLECTION_LIMITS)
+    .map(([country, limit]) => `${country} in ${limit.currency}`)
+    .join(', ');
+}
+
+/**
  * Checks a collection request against the documented limits, before the provider is called.
  * `country` and `currency` are upper-case codes; `amountMinor` is in minor units of `currency`.
  * Returns the failing fields (empty when the request is within bounds):

@@ -18,6 +18,7 @@ import { CURRENCY_EXPONENTS } from '../common/money';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { trim, upper, OptionalNonNull } from '../common/validation';
 import type { TransactionStatus } from '../generated/prisma/client';
+import { collectionCurrenciesInWords, collectionLimitsInWords } from './collection-limits';
 
 /** Statuses a collection's ledger row can have (src/transactions/transaction-state.ts, kind `collection`). */
 export const COLLECTION_STATUSES: TransactionStatus[] = [
@@ -69,7 +70,7 @@ export class CreateCollectionDto {
 
   @ApiProperty({
     example: 'NGN',
-    description: "Upper-case currency code; for NG, KE and UG the country's currency (NGN, KES, UGX).",
+    description: `Upper-case currency code. Where the country has documented limits, its currency (${collectionCurrenciesInWords()}): another is refused with 422 \`business_rule_failed\`.`,
   })
   @Transform(upper)
   @IsString()
@@ -79,8 +80,8 @@ export class CreateCollectionDto {
   @ApiProperty({
     example: 6500000,
     description:
-      'Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits: NG 10000–200000000 (100–2,000,000 NGN), ' +
-      'KE 2000–14500000 (20–145,000 KES), UG 500–4000000 (UGX has no minor unit).',
+      `Integer amount in MINOR units of \`currency\` (6500000 = 65,000.00 NGN). Limits per country: ${collectionLimitsInWords()}; ` +
+      'outside them 422 `business_rule_failed`. Other countries: the provider decides.',
   })
   @IsInt()
   @Min(1)

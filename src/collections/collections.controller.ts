@@ -23,7 +23,10 @@ export class CollectionsController {
   @ApiCreatedResponse({ type: CollectionDto })
   @ApiValidationErrors()
   @ApiNotFound('customer')
-  @ApiUnsettledProviderErrors()
+  @ApiUnsettledProviderErrors(
+    "`currency` is not the country's currency, or `amount` is outside the country's bounds (NG, KE and UG: see " +
+      'the fields); nothing stored, the provider not called',
+  )
   create(@Body() body: CreateCollectionDto): Promise<CollectionDto> {
     return this.collections.create(body);
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { recordAuditedChange } from '../audit/audit-chain';
 import { ownedByCurrentClient } from '../audit/ownership';
-import { NotFoundError, ValidationError } from '../common/errors';
+import { BusinessRuleError, NotFoundError } from '../common/errors';
 import { minorToNumber } from '../common/money';
 import { Page, toPage } from '../common/pagination';
 import { newReference } from '../common/reference';
@@ -64,7 +64,9 @@ export class CollectionsService {
    * account detail to pay into (`processing`, with `fee` in minor units and `expiresAt`).
    * The country limits are checked locally first (NG 100–2,000,000 NGN, KE 20–145,000 KES,
    * UG 500–4,000,000 UGX, compared in minor units).
-   * @throws ValidationError (400, field `amount` or `currency`) outside the limits: nothing stored, provider not called;
+   * @throws BusinessRuleError (422 `business_rule_failed`, field `amount` or `currency`) outside the
+   * country's limits (a rule across country, currency and amount that the description states in
+   * words only): nothing stored, provider not called;
    * NotFoundError (404) unknown customer; ProviderError (422/502/504) with the ledger row kept
    * (`failed` on 422, `unknown` on 502/504); ProviderAmountMismatchError (502 `provider_amount_mismatch`)
    * when the answer echoes another amount or currency: the ledger row goes to `needs_review` and no
@@ -73,7 +75,7 @@ export class CollectionsService {
   async create(input: CreateCollectionDto): Promise<CollectionDto> {
     const amount = BigInt(input.amount);
     const problems = collectionLimitProblems(input.country, input.currency, amount);
-    if (problems.length) throw new ValidationError(problems);
+    if (problems.length) throw new BusinessRuleError(problems);
     const customer = await this.customers.requireRow(input.customerId);
 
     const reference = newReference('collection');

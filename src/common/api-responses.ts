@@ -24,16 +24,35 @@ export const ApiProblem = (
 /** Documents the 400 answer of a route with a validated body or query. */
 export const ApiValidationErrors = () => ApiProblem(400, 'validation_failed: the failing fields are in `errors`.');
 
+/**
+ * Documents the 422 `business_rule_failed` answer of a route (BusinessRuleError): a request valid by
+ * the description refused by a rule it cannot state as a schema; `when` says which.
+ */
+export const ApiBusinessRule = (when: string) =>
+  ApiProblem(422, `business_rule_failed: ${when} (the fields are in \`errors\`).`);
+
 /** Documents 404 for a route with an `{id}`. */
 export const ApiNotFound = (resource: string) => ApiProblem(404, `not_found: no ${resource} with this id.`);
 
 /** Documents 409 with the conflict's meaning. */
 export const ApiConflict = (description: string) => ApiProblem(409, description);
 
-/** Documents the answers of a route that calls the provider: 422, 502 and 504. */
-export const ApiProviderErrors = () =>
+/** The second sentence of a 422 description that also answers `business_rule_failed` (`when`), else ''. */
+const andBusinessRule = (when?: string) =>
+  when ? ` business_rule_failed: ${when} (the fields are in \`errors\`).` : '';
+
+/**
+ * Documents the answers of a route that calls the provider: 422, 502 and 504. `businessRule`: when
+ * the route also answers 422 `business_rule_failed` (BusinessRuleError), what refuses (one 422 entry
+ * holds both).
+ */
+export const ApiProviderErrors = (businessRule?: string) =>
   applyDecorators(
-    ApiProblem(422, 'provider_rejected: the provider refused the request; its message is in `detail`.'),
+    ApiProblem(
+      422,
+      'provider_rejected: the provider refused the request; its message is in `detail`.' +
+        andBusinessRule(businessRule),
+    ),
     ApiProblem(
       502,
       'provider_unavailable: the provider failed (5xx or a malformed answer); provider_amount_mismatch: its answer ' +
@@ -47,10 +66,15 @@ export const ApiProviderErrors = () =>
  * Documents the answers of a route whose provider call moves money (payout create/confirm,
  * collection create, swap execute, card create/top-up/withdrawal): 422, and 502/504 whose problem
  * names the movement's ledger row, left `unknown`, and by when it is settled (`settlesBy`).
+ * `businessRule`: as for ApiProviderErrors.
  */
-export const ApiUnsettledProviderErrors = () =>
+export const ApiUnsettledProviderErrors = (businessRule?: string) =>
   applyDecorators(
-    ApiProblem(422, 'provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.'),
+    ApiProblem(
+      422,
+      'provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.' +
+        andBusinessRule(businessRule),
+    ),
     ApiProblem(
       502,
       'provider_unavailable: the provider failed (5xx or a malformed answer). The movement is `unknown` ' +

@@ -18,6 +18,13 @@ export enum ErrorCode {
   RequestInProgress = 'request_in_progress',
   InvalidStateTransition = 'invalid_state_transition',
   QuoteExpired = 'quote_expired',
+  /**
+   * The request matches the API description, but a rule the description cannot state as a schema
+   * refuses it: one that depends on the provider's data, on other rows, or on the network at
+   * request time (a payout country the provider does not serve, a collection's currency and bounds
+   * in its country, a webhook URL whose host resolves inside). `errors: [{field, message}]`.
+   */
+  BusinessRuleFailed = 'business_rule_failed',
   PayloadTooLarge = 'payload_too_large',
   UriTooLong = 'uri_too_long',
   HeadersTooLarge = 'request_headers_too_large',
@@ -83,6 +90,7 @@ export const ERROR_CODES: Record<ErrorCode, { status: number; title: string }> =
   [ErrorCode.UriTooLong]: { status: 414, title: 'URI too long' },
   [ErrorCode.HeadersTooLarge]: { status: 431, title: 'Request header fields too large' },
   [ErrorCode.QuoteExpired]: { status: 422, title: 'Quote expired' },
+  [ErrorCode.BusinessRuleFailed]: { status: 422, title: 'Refused by a business rule' },
   [ErrorCode.ProviderRejected]: { status: 422, title: 'Provider rejected the request' },
   [ErrorCode.RateLimited]: { status: 429, title: 'Too many requests' },
   [ErrorCode.InternalError]: { status: 500, title: 'Internal server error' },
@@ -156,6 +164,21 @@ export class ValidationError extends DomainError {
     message = 'The request is invalid.',
   ) {
     super(ErrorCode.ValidationFailed, message, { errors });
+  }
+}
+
+/**
+ * 422 `business_rule_failed` with the failing fields: a well-formed request (valid by the API
+ * description) refused by a rule that depends on the provider's data, other rows or the network.
+ * Bad input that the description states (types, bounds, patterns, enums, "Required when …")
+ * stays ValidationError (400).
+ */
+export class BusinessRuleError extends DomainError {
+  constructor(
+    readonly errors: FieldError[],
+    message = 'The request is refused by a business rule.',
+  ) {
+    super(ErrorCode.BusinessRuleFailed, message, { errors });
   }
 }
 

@@ -34,6 +34,9 @@ export const CURRENCY_EXPONENTS: Readonly<Record<string, number>> = Object.freez
   USDC: 6,
 });
 
+/** The currency codes the gateway handles (the keys of CURRENCY_EXPONENTS), as request bodies enumerate them. */
+export const CURRENCIES: readonly string[] = Object.freeze(Object.keys(CURRENCY_EXPONENTS));
+
 /** How to treat fraction digits beyond a currency's exponent that are not zero. */
 export type Rounding = 'reject' | 'half-even';
 

@@ -10,6 +10,15 @@ import { isIP } from 'node:net';
 /** Longest URL accepted. */
 export const MAX_URL_LENGTH = 2048;
 
+/**
+ * The shape of a delivery URL, as the request body states it (`@Matches`, hence the API
+ * description's `pattern`): `https://` or `http://`, a host (with an optional port) without
+ * credentials, then an optional path or query, never a fragment or whitespace. The rest of
+ * `subscriptionUrlProblem` (http only outside production, only to loopback or private hosts) and
+ * the address checks (outbound-address.ts) run after it.
+ */
+export const SUBSCRIPTION_URL_PATTERN = /^https?:\/\/[^\s/?#@\\]+(?:[/?][^\s#]*)?$/;
+
 function isPrivateIPv4(host: string): boolean {
   const [a, b] = host.split('.').map(Number);
   return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168);

@@ -1,22 +1,28 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsString, Matches, MaxLength } from 'class-validator';
 import { PageMetaDto, PageQueryDto } from '../common/pagination';
 import { trim, OptionalNonNull } from '../common/validation';
 import { GATEWAY_EVENT_TYPES } from './gateway-events';
-import { MAX_URL_LENGTH } from './subscription-url';
+import { MAX_URL_LENGTH, SUBSCRIPTION_URL_PATTERN } from './subscription-url';
 
 /** Body of POST /v1/webhook-subscriptions. */
 export class CreateWebhookSubscriptionDto {
   @ApiProperty({
     example: 'https://app.example.com/hooks/wallet',
+    format: 'uri',
     maxLength: MAX_URL_LENGTH,
     description:
-      'Where events are POSTed. https; plain http only outside production and only to loopback or private hosts.',
+      'Where events are POSTed: an absolute https URL, without credentials or a fragment; plain http only ' +
+      'outside production and only to loopback or private hosts (400 otherwise). A well-formed URL whose ' +
+      'host does not resolve, or is or resolves to an address deliveries may not reach (loopback, private, ' +
+      'link-local, metadata; private ones allowed where the deployment says so) is refused with 422 ' +
+      '`business_rule_failed`.',
   })
   @Transform(trim)
   @IsString()
   @MaxLength(MAX_URL_LENGTH)
+  @Matches(SUBSCRIPTION_URL_PATTERN, { message: 'url must be an absolute https URL' })
   url: string;
 
   @ApiPropertyOptional({

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Audited } from '../audit/audited.decorator';
 import { type AuthenticatedClient, CurrentClient, RequireScopes } from '../auth/auth.decorators';
-import { ApiConflict, ApiNotFound, ApiValidationErrors } from '../common/api-responses';
+import { ApiBusinessRule, ApiConflict, ApiNotFound, ApiValidationErrors } from '../common/api-responses';
 import { ParseIdPipe } from '../common/validation';
 import {
   CreatedWebhookSubscriptionDto,
@@ -29,6 +29,9 @@ export class WebhookSubscriptionsController {
   })
   @ApiCreatedResponse({ type: CreatedWebhookSubscriptionDto })
   @ApiValidationErrors()
+  @ApiBusinessRule(
+    'the URL is well formed, but its host does not resolve, or is or resolves to an address deliveries may not reach',
+  )
   create(
     @CurrentClient() client: AuthenticatedClient,
     @Body() body: CreateWebhookSubscriptionDto,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { AuthenticatedClient } from '../auth/auth.decorators';
-import { ConflictError, ErrorCode, NotFoundError, ValidationError } from '../common/errors';
+import { BusinessRuleError, ConflictError, ErrorCode, NotFoundError, ValidationError } from '../common/errors';
 import { Page, toPage } from '../common/pagination';
 import type { Env } from '../config/env';
 import type { OutboxMessage, WebhookSubscription } from '../generated/prisma/client';
@@ -64,9 +64,11 @@ export class WebhookSubscriptionsService {
   /**
    * Registers a subscription with a new signing secret, returned in this answer only.
    * `eventTypes` empty or absent = every event type.
-   * @throws ValidationError (400) for a URL refused by subscription-url.ts (e.g. plain http to a public host),
-   * or whose host is or resolves to an address outbound-address.ts refuses (loopback, private,
-   * link-local, metadata, …, unless OUTBOUND_ALLOW_PRIVATE), or does not resolve.
+   * @throws ValidationError (400) for a URL refused by subscription-url.ts (e.g. plain http to a public host);
+   * BusinessRuleError (422 `business_rule_failed`, `errors` naming `url`) for a well-formed URL whose host
+   * is or resolves to an address outbound-address.ts refuses (loopback, private, link-local,
+   * metadata, …, unless OUTBOUND_ALLOW_PRIVATE), or does not resolve: that depends on the network
+   * and the deployment, not on the body, so the API description cannot state it as a schema.
    */
   async create(
     client: AuthenticatedClient,
@@ -78,7 +80,7 @@ export class WebhookSubscriptionsService {
     const addressProblem = await hostProblem(new URL(input.url).hostname, allowPrivate, (host) =>
       this.dns.resolve(host),
     );
-    if (addressProblem) throw new ValidationError([{ field: 'url', message: addressProblem }]);
+    if (addressProblem) throw new BusinessRuleError([{ field: 'url', message: addressProblem }]);
     const secret = generateSigningSecret();
     const row = await this.subscriptions.create({
       clientId: client.id,

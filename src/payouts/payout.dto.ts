@@ -1,8 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsNotEmpty, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsNotEmpty, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { ApiMinorUnits } from '../common/api-money';
+import { CURRENCIES } from '../common/money';
 import { upper, OptionalNonNull } from '../common/validation';
+import { int32AmountBound } from '../provider';
+
+/** The largest payout, minor units of any currency: the provider's initialize `amount` is an int32. */
+const PAYOUT_MAX_MINOR = int32AmountBound('initializePayout', CURRENCIES);
 
 /** Body of POST /v1/payouts. */
 export class CreatePayoutDto {
@@ -10,19 +15,22 @@ export class CreatePayoutDto {
   @ApiProperty({ format: 'uuid', description: 'A beneficiary of this customer.' }) @IsUUID() beneficiaryId: string;
 
   @ApiProperty({
+    format: 'int64',
     example: 150000,
-    description: 'Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD).',
+    description: `Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD), at most ${PAYOUT_MAX_MINOR}: the provider's payout takes an int32.`,
   })
   @IsInt()
   @Min(1)
-  @Max(Number.MAX_SAFE_INTEGER)
+  @Max(PAYOUT_MAX_MINOR, {
+    message: 'amount must be at most $constraint1 minor units: the provider takes an int32 amount',
+  })
   amount: number;
 
   @ApiPropertyOptional({ example: 'USD', default: 'USD', description: 'Wallet currency debited.' })
   @OptionalNonNull()
   @Transform(upper)
   @IsString()
-  @Matches(/^[A-Z]{3,5}$/, { message: 'sourceCurrency must be a currency code' })
+  @IsIn(CURRENCIES, { message: 'sourceCurrency must be a supported currency code' })
   sourceCurrency?: string;
 
   @ApiProperty({ example: 'Invoice 42' }) @IsString() @IsNotEmpty() @MaxLength(200) description: string;

@@ -1,5 +1,12 @@
 import { applyDecorators, Body, Controller, Get, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiForbiddenResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Audited } from '../audit/audited.decorator';
 import { type AuthenticatedClient, CurrentClient, RequireScopes } from '../auth/auth.decorators';
 import { ApiConflict, ApiNotFound, ApiUnsettledProviderErrors, ApiValidationErrors } from '../common/api-responses';
@@ -9,9 +16,14 @@ import { ParseIdPipe } from '../common/validation';
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
 import { PayoutsService } from './payouts.service';
 
-/** The answers of a maker-checker decision route (approve, reject): the payout, or 400/403/404/409. */
+/**
+ * The body and answers of a maker-checker decision route (approve, reject): the body is optional
+ * (docs/finance.md: `{reason?}`; no body is a decision without a reason), the answer the payout, or
+ * 400/403/404/409.
+ */
 function ApiPayoutDecision(): MethodDecorator & ClassDecorator {
   return applyDecorators(
+    ApiBody({ type: PayoutDecisionDto, required: false, description: 'Optional: no body decides without a reason.' }),
     ApiCreatedResponse({ type: PayoutDto }),
     ApiValidationErrors(),
     ApiForbiddenResponse({
@@ -41,7 +53,9 @@ export class PayoutsController {
   @ApiCreatedResponse({ type: PayoutDto })
   @ApiValidationErrors()
   @ApiNotFound('customer or beneficiary')
-  @ApiUnsettledProviderErrors()
+  @ApiUnsettledProviderErrors(
+    '`beneficiaryId` is not a beneficiary of this customer registered with the provider; nothing stored',
+  )
   create(@Body() body: CreatePayoutDto, @CurrentClient() client: AuthenticatedClient): Promise<PayoutDto> {
     return this.payouts.create(body, client.id);
   }

@@ -6,12 +6,12 @@ import { ownedByCurrentClient, ownerRestriction } from '../audit/ownership';
 import { BeneficiariesService } from '../beneficiaries/beneficiaries.service';
 import { providerCallbackUrl } from '../common/callback-url';
 import {
+  BusinessRuleError,
   DomainError,
   ErrorCode,
   InvalidStateTransitionError,
   NotFoundError,
   providerDidNotAct,
-  ValidationError,
 } from '../common/errors';
 import { holdIdempotencyClaim, idempotentWriteSql, lostClaim } from '../common/idempotency/idempotency-context';
 import { newReference } from '../common/reference';
@@ -26,9 +26,12 @@ import { toPayoutDto, toTransactionEventData } from '../transactions/transaction
 import { CreatePayoutDto, PayoutDecisionDto, PayoutDto } from './payout.dto';
 import { CONFIRM_CLAIMABLE, CONFIRM_WON, type PayoutRefs, PayoutsRepository } from './payouts.repository';
 
-/** 400: the payout's beneficiary is another customer's, or not registered with the provider (no provider id). */
-function notTheCustomersBeneficiary(): ValidationError {
-  return new ValidationError([
+/**
+ * 422 `business_rule_failed`: the payout's beneficiary is another customer's, or not registered with
+ * the provider (no provider id) — a rule across rows, not something the body's schema can state.
+ */
+function notTheCustomersBeneficiary(): BusinessRuleError {
+  return new BusinessRuleError([
     { field: 'beneficiaryId', message: 'beneficiaryId must be a registered beneficiary of this customer' },
   ]);
 }
@@ -77,7 +80,7 @@ export class PayoutsService {
    * client `clientId` (kept as `createdBy`). A payout whose amount reaches its currency's
    * PAYOUT_APPROVAL_THRESHOLDS is stored `awaiting_approval` instead, with no provider call, and
    * `payout.approval_required` announced: a second API client approves it (approve) or rejects it.
-   * @throws NotFoundError (404) customer or beneficiary; ValidationError (400) beneficiary of another
+   * @throws NotFoundError (404) customer or beneficiary; BusinessRuleError (422) beneficiary of another
    * customer, unknown currency, or an amount beyond the provider's int32 (ProviderClient.checkAmountFits:
    * nothing written, held or sent); ProviderError (422/502/504) with the ledger row kept (`failed`/`unknown`);
    * ProviderAmountMismatchError (502 `provider_amount_mismatch`) when the initialize answer states

@@ -13,6 +13,7 @@ export {
   AMOUNT_UNITS,
   DEFAULT_UNIT_SETTINGS,
   fromWireAmount,
+  int32AmountBound,
   ProviderUnits,
   toWireAmount,
   unitOf,

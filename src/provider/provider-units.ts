@@ -364,6 +364,21 @@ export function int32AmountMaxMinor(currency: string, unit: AmountUnit): bigint 
 }
 
 /**
+ * The largest amount, in minor units, that `operation`'s int32 `amount` takes in each of
+ * `currencies` (the smallest of int32AmountMaxMinor over them, in the unit table's unit): the bound
+ * a request body states with `@Max`, so that the API description says it (2,147,483,647 while
+ * the table sends minor units). ProviderClient.checkAmountFits checks the exact per-currency bound.
+ */
+export function int32AmountBound(
+  operation: 'initializePayout' | 'withdrawFromCard',
+  currencies: readonly string[],
+): number {
+  const unit = unitOf(operation, 'request', 'amount');
+  const bounds = currencies.map((currency) => int32AmountMaxMinor(currency, unit));
+  return Number(bounds.reduce((low, b) => (b < low ? b : low)));
+}
+
+/**
  * A wire amount in `unit` → minor units of `currency`: major "650" NGN → 65000n, minor 65000 → 65000n.
  * @throws ValidationError for a malformed value, or finer digits than the currency (rounding `reject`).
  */

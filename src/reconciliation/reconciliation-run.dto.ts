@@ -17,6 +17,9 @@ export const RECONCILIATION_CLASSES = [
 ] as const;
 export type ReconciliationClass = (typeof RECONCILIATION_CLASSES)[number];
 
+/** The longest period one run covers, in days (the service refuses a longer one with 400 on `to`). */
+export const MAX_RUN_DAYS = 32;
+
 /** Body of POST /v1/reconciliation-runs. */
 export class CreateReconciliationRunDto {
   @ApiProperty({
@@ -27,7 +30,11 @@ export class CreateReconciliationRunDto {
   @IsDateString({ strict: true })
   from: string;
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-25T00:00:00Z', description: 'End of the period (exclusive).' })
+  @ApiProperty({
+    format: 'date-time',
+    example: '2026-11-25T00:00:00Z',
+    description: `End of the period (exclusive): after \`from\`, and a run covers at most ${MAX_RUN_DAYS} days.`,
+  })
   @IsDateString({ strict: true })
   to: string;
 

@@ -12,6 +12,7 @@ import { OutboxService } from '../outbound/outbox.service';
 import { ProviderClient } from '../provider';
 import { neutraliseFormula } from '../transactions/transactions-csv';
 import {
+  MAX_RUN_DAYS,
   type CreateReconciliationRunDto,
   type ListReconciliationItemsQueryDto,
   RECONCILED_KINDS,
@@ -28,7 +29,7 @@ import {
 } from './reconciliation-runs.repository';
 
 /** Longest period one run covers (a month and a day). */
-const MAX_PERIOD_MS = 32 * 24 * 3_600_000;
+const MAX_PERIOD_MS = MAX_RUN_DAYS * 24 * 3_600_000;
 /** Ledger rows read per query while a run goes through its period. */
 const BATCH = 100;
 /** Attempts of one provider lookup that fails with anything but 404 before the run is marked `failed`. */
@@ -128,7 +129,7 @@ export class ReconciliationRunsService {
   /**
    * Starts a run for [from, to) (`kinds` default: payout, collection, swap), asked by API client
    * `requestedBy` (null: the nightly schedule), and enqueues it.
-   * @throws ValidationError (400) when `to` is not after `from` or the period exceeds 32 days;
+   * @throws ValidationError (400) when `to` is not after `from` or the period exceeds MAX_RUN_DAYS (32) days;
    * ConflictError (409 `reconciliation_run_in_progress`, with `runId`) when a run of that exact period is queued or running.
    */
   async start(input: CreateReconciliationRunDto, requestedBy: string | null): Promise<ReconciliationRunDto> {
@@ -136,7 +137,7 @@ export class ReconciliationRunsService {
     const to = new Date(input.to);
     if (to <= from) throw new ValidationError([{ field: 'to', message: 'to must be after from' }]);
     if (to.getTime() - from.getTime() > MAX_PERIOD_MS) {
-      throw new ValidationError([{ field: 'to', message: 'a run covers at most 32 days' }]);
+      throw new ValidationError([{ field: 'to', message: `a run covers at most ${MAX_RUN_DAYS} days` }]);
     }
     const kinds = [...(input.kinds ?? RECONCILED_KINDS)].sort();
     const result = await this.repository.createUnlessActive({ from, to, kinds, requestedBy });

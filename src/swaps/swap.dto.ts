@@ -2,11 +2,9 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
 import { ApiMinorUnits } from '../common/api-money';
-import { CURRENCY_EXPONENTS } from '../common/money';
+import { CURRENCIES } from '../common/money';
 import { upper } from '../common/validation';
 import { SWAP_QUOTE_STATUSES } from './swap-quote-rules';
-
-const CURRENCIES = Object.keys(CURRENCY_EXPONENTS);
 
 /** Body of POST /v1/swap-quotes. */
 export class CreateSwapQuoteDto {

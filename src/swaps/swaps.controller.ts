@@ -27,7 +27,10 @@ export class SwapsController {
   @ApiOperation({ summary: 'Get a swap quote from the provider (valid until expiresAt, about 250 s); moves no money' })
   @ApiCreatedResponse({ type: SwapQuoteDto })
   @ApiValidationErrors()
-  @ApiProviderErrors()
+  @ApiProviderErrors(
+    "`amount` is too large for this currency pair: at the provider's rate the quoted target amount (or fee) is " +
+      'beyond 2^53 − 1 minor units; nothing stored',
+  )
   createQuote(@CurrentClient() client: AuthenticatedClient, @Body() body: CreateSwapQuoteDto): Promise<SwapQuoteDto> {
     return this.swaps.createQuote(client.id, body);
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { auditedChangeRecorded, auditedChangeSql } from '../audit/audit-chain';
 import {
+  BusinessRuleError,
   ErrorCode,
   InvalidStateTransitionError,
   NotFoundError,
@@ -112,8 +113,9 @@ export class SwapsService implements OnModuleInit {
    * Nothing moves money here, so no Idempotency-Key is needed. The provider layer sends the amount
    * in SWAP_AMOUNT_UNIT and refuses a quote whose source amount or currency differs from the request
    * (src/provider/provider-units.ts, answer-checks.ts).
-   * @throws ValidationError (400, field `targetCurrency`) when both currencies are the same; (400,
-   * field `amount`, QUOTE_BEYOND_SAFE_MESSAGE) when the provider's quote of it is beyond 2^53 − 1
+   * @throws ValidationError (400, field `targetCurrency`) when both currencies are the same; BusinessRuleError (422
+   * `business_rule_failed`, field `amount`, QUOTE_BEYOND_SAFE_MESSAGE: it depends on the provider's
+   * rate, not on the body) when the provider's quote of it is beyond 2^53 − 1
    * minor units (the target amount or the fee), nothing stored;
    * ProviderAmountMismatchError (502 `provider_amount_mismatch`, hint `unit misconfigured?` when ×100):
    * the quote states another source amount or currency; ProviderError (422 refused; 502 failed or
@@ -141,7 +143,7 @@ export class SwapsService implements OnModuleInit {
     // A quote the API could not answer exactly (its amounts are JSON numbers) or the ledger could not
     // hold: a source amount near 2^53 at a rate of 1,500 quotes more than 2^63 minor units.
     if (!isSafeMinor(upstream.targetAmountMinor) || !isSafeMinor(upstream.feeMinor)) {
-      throw new ValidationError([{ field: 'amount', message: QUOTE_BEYOND_SAFE_MESSAGE }]);
+      throw new BusinessRuleError([{ field: 'amount', message: QUOTE_BEYOND_SAFE_MESSAGE }]);
     }
     // The quote and the request's audit event (`swap_quote.create`): one statement, both or neither.
     const id = randomUUID();

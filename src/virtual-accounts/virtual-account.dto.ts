@@ -36,7 +36,7 @@ export class CreateVirtualAccountDto {
     example: '1990-04-01',
     format: 'date',
     description:
-      "The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway.",
+      "The holder's date of birth: a real calendar date, yyyy-mm-dd, not in the future (UTC). Required when bank is providus (400 otherwise). Not stored by the gateway.",
   })
   @OptionalNonNull()
   @Transform(trim)

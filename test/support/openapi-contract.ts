@@ -36,8 +36,6 @@ export interface Operation {
   parameters: Parameter[];
   body?: { schema: Schema; required: boolean };
   responses: Record<string, { content?: Record<string, { schema?: Schema }> }>;
-  /** The names of the security schemes the operation accepts (`bearer`: an API key; `person`: a person's access token). */
-  security: string[];
 }
 
 /** One HTTP request, as parts: values are typed as the description says (a query integer is a number). */
@@ -88,7 +86,6 @@ export class Contract {
             ? { schema: this.schema(json.schema ?? {}), required: op.requestBody.required === true }
             : undefined,
           responses: op.responses ?? {},
-          security: ((op.security ?? this.doc.security ?? []) as Record<string, unknown>[]).flatMap(Object.keys),
         });
       }
     }

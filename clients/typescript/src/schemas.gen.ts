@@ -14,6 +14,7 @@ export const ErrorCodeSchema = {
         'request_in_progress',
         'invalid_state_transition',
         'quote_expired',
+        'business_rule_failed',
         'payload_too_large',
         'uri_too_long',
         'request_headers_too_large',
@@ -1138,8 +1139,10 @@ export const CreateWebhookSubscriptionDtoSchema = {
         url: {
             type: 'string',
             example: 'https://app.example.com/hooks/wallet',
+            format: 'uri',
             maxLength: 2048,
-            description: 'Where events are POSTed. https; plain http only outside production and only to loopback or private hosts. Trimmed before it is checked.'
+            description: 'Where events are POSTed: an absolute https URL, without credentials or a fragment; plain http only outside production and only to loopback or private hosts (400 otherwise). A well-formed URL whose host does not resolve, or is or resolves to an address deliveries may not reach (loopback, private, link-local, metadata; private ones allowed where the deployment says so) is refused with 422 `business_rule_failed`. Trimmed before it is checked.',
+            pattern: '^https?:\\/\\/[^\\s/?#@\\\\]+(?:[/?][^\\s#]*)?$'
         },
         eventTypes: {
             type: 'array',
@@ -1887,7 +1890,7 @@ export const CreateBeneficiaryDtoSchema = {
         country: {
             type: 'string',
             example: 'KE',
-            description: 'ISO 3166-1 alpha-2 country code. Trimmed and upper-cased before it is checked.',
+            description: 'ISO 3166-1 alpha-2 country code. The countries payouts go to are the provider’s (GET /v1/payout-countries/{country}); one it does not serve is refused with 422 `business_rule_failed`. Trimmed and upper-cased before it is checked.',
             enum: [
                 'AD',
                 'AE',
@@ -2153,7 +2156,7 @@ export const CreateBeneficiaryDtoSchema = {
                 network: 'MPESA',
                 accountNumber: '254712345678'
             },
-            description: 'type plus the fields GET /v1/payout-countries/{country} lists for that type (strings).'
+            description: '`type` plus the fields GET /v1/payout-countries/{country} lists for that type (strings). The types and fields are the provider’s data per country, so they are checked by the service: a destination off them is refused with 422 `business_rule_failed` naming each field (`destination.type`, `destination.accountNumber`…).'
         }
     },
     required: [
@@ -2268,10 +2271,10 @@ export const CreatePayoutDtoSchema = {
         },
         amount: {
             type: 'integer',
-            example: 150000,
-            description: 'Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD).',
-            maximum: 9007199254740991,
             format: 'int64',
+            example: 150000,
+            description: 'Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD), at most 2147483647: the provider\'s payout takes an int32.',
+            maximum: 2147483647,
             minimum: 1
         },
         sourceCurrency: {
@@ -2279,7 +2282,27 @@ export const CreatePayoutDtoSchema = {
             example: 'USD',
             default: 'USD',
             description: 'Wallet currency debited. Trimmed and upper-cased before it is checked.',
-            pattern: '^[A-Z]{3,5}$'
+            enum: [
+                'USD',
+                'EUR',
+                'GBP',
+                'CAD',
+                'NGN',
+                'GHS',
+                'KES',
+                'TZS',
+                'ZAR',
+                'ZMW',
+                'MWK',
+                'EGP',
+                'UGX',
+                'RWF',
+                'XOF',
+                'XAF',
+                'BTC',
+                'USDT',
+                'USDC'
+            ]
         },
         description: {
             type: 'string',
@@ -2736,7 +2759,7 @@ export const CreateCollectionDtoSchema = {
         currency: {
             type: 'string',
             example: 'NGN',
-            description: 'Upper-case currency code; for NG, KE and UG the country\'s currency (NGN, KES, UGX). Trimmed and upper-cased before it is checked.',
+            description: 'Upper-case currency code. Where the country has documented limits, its currency (NG in NGN, KE in KES, UG in UGX): another is refused with 422 `business_rule_failed`. Trimmed and upper-cased before it is checked.',
             enum: [
                 'USD',
                 'EUR',
@@ -2762,7 +2785,7 @@ export const CreateCollectionDtoSchema = {
         amount: {
             type: 'integer',
             example: 6500000,
-            description: 'Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits: NG 10000–200000000 (100–2,000,000 NGN), KE 2000–14500000 (20–145,000 KES), UG 500–4000000 (UGX has no minor unit).',
+            description: 'Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits per country: NG 10000–200000000 (100.00–2000000.00 NGN), KE 2000–14500000 (20.00–145000.00 KES), UG 500–4000000 (500–4000000 UGX); outside them 422 `business_rule_failed`. Other countries: the provider decides.',
             maximum: 9007199254740991,
             format: 'int64',
             minimum: 1
@@ -3284,7 +3307,7 @@ export const CreateVirtualAccountDtoSchema = {
             type: 'string',
             example: '1990-04-01',
             format: 'date',
-            description: 'The holder\'s date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.',
+            description: 'The holder\'s date of birth: a real calendar date, yyyy-mm-dd, not in the future (UTC). Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.',
             pattern: '^\\d{4}-\\d{2}-\\d{2}$'
         },
         phoneNumber: {
@@ -3779,12 +3802,15 @@ export const CreateCardHolderDtoSchema = {
         bvn: {
             type: 'string',
             example: '22222222222',
-            description: 'Bank Verification Number, 11 digits. Required when address.country is NG. Trimmed before it is checked.'
+            description: 'Bank Verification Number, 11 digits. Required when address.country is NG. Trimmed before it is checked.',
+            pattern: '^\\d{11}$'
         },
         dateOfBirth: {
             type: 'string',
             example: '1990-04-01',
-            description: 'yyyy-mm-dd. Required when address.country is GH. Trimmed before it is checked.'
+            format: 'date',
+            description: 'A real calendar date, yyyy-mm-dd, not in the future (UTC). Required when address.country is GH. Trimmed before it is checked.',
+            pattern: '^\\d{4}-\\d{2}-\\d{2}$'
         },
         userPhoto: {
             type: 'string',
@@ -4275,10 +4301,10 @@ export const CardAmountDtoSchema = {
     properties: {
         amount: {
             type: 'integer',
-            example: 2500,
-            description: 'USD MINOR units (2500 = 25.00 USD).',
-            maximum: 9007199254740991,
             format: 'int64',
+            example: 2500,
+            description: 'USD MINOR units (2500 = 25.00 USD), at most 2147483647: the provider\'s withdraw takes an int32.',
+            maximum: 2147483647,
             minimum: 1
         }
     },
@@ -4322,7 +4348,7 @@ export const CreateReconciliationRunDtoSchema = {
             type: 'string',
             format: 'date-time',
             example: '2026-11-25T00:00:00Z',
-            description: 'End of the period (exclusive).'
+            description: 'End of the period (exclusive): after `from`, and a run covers at most 32 days.'
         },
         kinds: {
             type: 'array',

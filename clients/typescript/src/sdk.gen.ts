@@ -291,7 +291,7 @@ export const customersUpdate = <ThrowOnError extends boolean = false>(options: O
  */
 export const meGet = <ThrowOnError extends boolean = false>(options?: Options<MeGetData, ThrowOnError>): RequestResult<MeGetResponses, MeGetErrors, ThrowOnError> => (options?.client ?? client).get<MeGetResponses, MeGetErrors, ThrowOnError>({
     security: [{
-            key: 'person',
+            key: 'accessToken',
             scheme: 'bearer',
             type: 'http'
         }],
@@ -306,7 +306,7 @@ export const meGet = <ThrowOnError extends boolean = false>(options?: Options<Me
  */
 export const meCreate = <ThrowOnError extends boolean = false>(options: Options<MeCreateData, ThrowOnError>): RequestResult<MeCreateResponses, MeCreateErrors, ThrowOnError> => (options.client ?? client).post<MeCreateResponses, MeCreateErrors, ThrowOnError>({
     security: [{
-            key: 'person',
+            key: 'accessToken',
             scheme: 'bearer',
             type: 'http'
         }],

@@ -4,7 +4,7 @@ export type ClientOptions = {
     baseUrl: 'http://127.0.0.1:3000' | (string & {});
 };
 
-export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_retry_later' | 'provider_amount_mismatch' | 'internal_error' | 'approver_is_creator' | 'reconciliation_run_in_progress' | 'shutting_down' | 'invalid_token' | 'user_not_allowed_here' | 'step_up_required' | 'email_not_verified' | 'identity_provider_unavailable' | 'database_unavailable';
+export type ErrorCode = 'validation_failed' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'conflict' | 'idempotency_key_missing' | 'idempotency_key_reused' | 'request_in_progress' | 'invalid_state_transition' | 'quote_expired' | 'business_rule_failed' | 'payload_too_large' | 'uri_too_long' | 'request_headers_too_large' | 'rate_limited' | 'provider_rejected' | 'provider_unavailable' | 'provider_timeout' | 'provider_retry_later' | 'provider_amount_mismatch' | 'internal_error' | 'approver_is_creator' | 'reconciliation_run_in_progress' | 'shutting_down' | 'invalid_token' | 'user_not_allowed_here' | 'step_up_required' | 'email_not_verified' | 'identity_provider_unavailable' | 'database_unavailable';
 
 export type FieldErrorDto = {
     field: string;
@@ -410,7 +410,7 @@ export type ResolveTransactionDto = {
 
 export type CreateWebhookSubscriptionDto = {
     /**
-     * Where events are POSTed. https; plain http only outside production and only to loopback or private hosts. Trimmed before it is checked.
+     * Where events are POSTed: an absolute https URL, without credentials or a fragment; plain http only outside production and only to loopback or private hosts (400 otherwise). A well-formed URL whose host does not resolve, or is or resolves to an address deliveries may not reach (loopback, private, link-local, metadata; private ones allowed where the deployment says so) is refused with 422 `business_rule_failed`. Trimmed before it is checked.
      */
     url: string;
     /**
@@ -643,7 +643,7 @@ export type PayoutCountryDto = {
 export type CreateBeneficiaryDto = {
     customerId: string;
     /**
-     * ISO 3166-1 alpha-2 country code. Trimmed and upper-cased before it is checked.
+     * ISO 3166-1 alpha-2 country code. The countries payouts go to are the provider’s (GET /v1/payout-countries/{country}); one it does not serve is refused with 422 `business_rule_failed`. Trimmed and upper-cased before it is checked.
      */
     country: 'AD' | 'AE' | 'AF' | 'AG' | 'AI' | 'AL' | 'AM' | 'AO' | 'AQ' | 'AR' | 'AS' | 'AT' | 'AU' | 'AW' | 'AX' | 'AZ' | 'BA' | 'BB' | 'BD' | 'BE' | 'BF' | 'BG' | 'BH' | 'BI' | 'BJ' | 'BL' | 'BM' | 'BN' | 'BO' | 'BQ' | 'BR' | 'BS' | 'BT' | 'BV' | 'BW' | 'BY' | 'BZ' | 'CA' | 'CC' | 'CD' | 'CF' | 'CG' | 'CH' | 'CI' | 'CK' | 'CL' | 'CM' | 'CN' | 'CO' | 'CR' | 'CU' | 'CV' | 'CW' | 'CX' | 'CY' | 'CZ' | 'DE' | 'DJ' | 'DK' | 'DM' | 'DO' | 'DZ' | 'EC' | 'EE' | 'EG' | 'EH' | 'ER' | 'ES' | 'ET' | 'FI' | 'FJ' | 'FK' | 'FM' | 'FO' | 'FR' | 'GA' | 'GB' | 'GD' | 'GE' | 'GF' | 'GG' | 'GH' | 'GI' | 'GL' | 'GM' | 'GN' | 'GP' | 'GQ' | 'GR' | 'GS' | 'GT' | 'GU' | 'GW' | 'GY' | 'HK' | 'HM' | 'HN' | 'HR' | 'HT' | 'HU' | 'ID' | 'IE' | 'IL' | 'IM' | 'IN' | 'IO' | 'IQ' | 'IR' | 'IS' | 'IT' | 'JE' | 'JM' | 'JO' | 'JP' | 'KE' | 'KG' | 'KH' | 'KI' | 'KM' | 'KN' | 'KP' | 'KR' | 'KW' | 'KY' | 'KZ' | 'LA' | 'LB' | 'LC' | 'LI' | 'LK' | 'LR' | 'LS' | 'LT' | 'LU' | 'LV' | 'LY' | 'MA' | 'MC' | 'MD' | 'ME' | 'MF' | 'MG' | 'MH' | 'MK' | 'ML' | 'MM' | 'MN' | 'MO' | 'MP' | 'MQ' | 'MR' | 'MS' | 'MT' | 'MU' | 'MV' | 'MW' | 'MX' | 'MY' | 'MZ' | 'NA' | 'NC' | 'NE' | 'NF' | 'NG' | 'NI' | 'NL' | 'NO' | 'NP' | 'NR' | 'NU' | 'NZ' | 'OM' | 'PA' | 'PE' | 'PF' | 'PG' | 'PH' | 'PK' | 'PL' | 'PM' | 'PN' | 'PR' | 'PS' | 'PT' | 'PW' | 'PY' | 'QA' | 'RE' | 'RO' | 'RS' | 'RU' | 'RW' | 'SA' | 'SB' | 'SC' | 'SD' | 'SE' | 'SG' | 'SH' | 'SI' | 'SJ' | 'SK' | 'SL' | 'SM' | 'SN' | 'SO' | 'SR' | 'SS' | 'ST' | 'SV' | 'SX' | 'SY' | 'SZ' | 'TC' | 'TD' | 'TF' | 'TG' | 'TH' | 'TJ' | 'TK' | 'TL' | 'TM' | 'TN' | 'TO' | 'TR' | 'TT' | 'TV' | 'TW' | 'TZ' | 'UA' | 'UG' | 'UM' | 'US' | 'UY' | 'UZ' | 'VA' | 'VC' | 'VE' | 'VG' | 'VI' | 'VN' | 'VU' | 'WF' | 'WS' | 'YE' | 'YT' | 'ZA' | 'ZM' | 'ZW';
     /**
@@ -651,7 +651,7 @@ export type CreateBeneficiaryDto = {
      */
     currency: string;
     /**
-     * type plus the fields GET /v1/payout-countries/{country} lists for that type (strings).
+     * `type` plus the fields GET /v1/payout-countries/{country} lists for that type (strings). The types and fields are the provider’s data per country, so they are checked by the service: a destination off them is refused with 422 `business_rule_failed` naming each field (`destination.type`, `destination.accountNumber`…).
      */
     destination: {
         [key: string]: unknown;
@@ -689,13 +689,13 @@ export type CreatePayoutDto = {
      */
     beneficiaryId: string;
     /**
-     * Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD).
+     * Integer amount in minor units of sourceCurrency (150000 = 1,500.00 USD), at most 2147483647: the provider's payout takes an int32.
      */
     amount: number;
     /**
      * Wallet currency debited. Trimmed and upper-cased before it is checked.
      */
-    sourceCurrency?: string;
+    sourceCurrency?: 'USD' | 'EUR' | 'GBP' | 'CAD' | 'NGN' | 'GHS' | 'KES' | 'TZS' | 'ZAR' | 'ZMW' | 'MWK' | 'EGP' | 'UGX' | 'RWF' | 'XOF' | 'XAF' | 'BTC' | 'USDT' | 'USDC';
     description: string;
 };
 
@@ -766,11 +766,11 @@ export type CreateCollectionDto = {
      */
     country: 'AD' | 'AE' | 'AF' | 'AG' | 'AI' | 'AL' | 'AM' | 'AO' | 'AQ' | 'AR' | 'AS' | 'AT' | 'AU' | 'AW' | 'AX' | 'AZ' | 'BA' | 'BB' | 'BD' | 'BE' | 'BF' | 'BG' | 'BH' | 'BI' | 'BJ' | 'BL' | 'BM' | 'BN' | 'BO' | 'BQ' | 'BR' | 'BS' | 'BT' | 'BV' | 'BW' | 'BY' | 'BZ' | 'CA' | 'CC' | 'CD' | 'CF' | 'CG' | 'CH' | 'CI' | 'CK' | 'CL' | 'CM' | 'CN' | 'CO' | 'CR' | 'CU' | 'CV' | 'CW' | 'CX' | 'CY' | 'CZ' | 'DE' | 'DJ' | 'DK' | 'DM' | 'DO' | 'DZ' | 'EC' | 'EE' | 'EG' | 'EH' | 'ER' | 'ES' | 'ET' | 'FI' | 'FJ' | 'FK' | 'FM' | 'FO' | 'FR' | 'GA' | 'GB' | 'GD' | 'GE' | 'GF' | 'GG' | 'GH' | 'GI' | 'GL' | 'GM' | 'GN' | 'GP' | 'GQ' | 'GR' | 'GS' | 'GT' | 'GU' | 'GW' | 'GY' | 'HK' | 'HM' | 'HN' | 'HR' | 'HT' | 'HU' | 'ID' | 'IE' | 'IL' | 'IM' | 'IN' | 'IO' | 'IQ' | 'IR' | 'IS' | 'IT' | 'JE' | 'JM' | 'JO' | 'JP' | 'KE' | 'KG' | 'KH' | 'KI' | 'KM' | 'KN' | 'KP' | 'KR' | 'KW' | 'KY' | 'KZ' | 'LA' | 'LB' | 'LC' | 'LI' | 'LK' | 'LR' | 'LS' | 'LT' | 'LU' | 'LV' | 'LY' | 'MA' | 'MC' | 'MD' | 'ME' | 'MF' | 'MG' | 'MH' | 'MK' | 'ML' | 'MM' | 'MN' | 'MO' | 'MP' | 'MQ' | 'MR' | 'MS' | 'MT' | 'MU' | 'MV' | 'MW' | 'MX' | 'MY' | 'MZ' | 'NA' | 'NC' | 'NE' | 'NF' | 'NG' | 'NI' | 'NL' | 'NO' | 'NP' | 'NR' | 'NU' | 'NZ' | 'OM' | 'PA' | 'PE' | 'PF' | 'PG' | 'PH' | 'PK' | 'PL' | 'PM' | 'PN' | 'PR' | 'PS' | 'PT' | 'PW' | 'PY' | 'QA' | 'RE' | 'RO' | 'RS' | 'RU' | 'RW' | 'SA' | 'SB' | 'SC' | 'SD' | 'SE' | 'SG' | 'SH' | 'SI' | 'SJ' | 'SK' | 'SL' | 'SM' | 'SN' | 'SO' | 'SR' | 'SS' | 'ST' | 'SV' | 'SX' | 'SY' | 'SZ' | 'TC' | 'TD' | 'TF' | 'TG' | 'TH' | 'TJ' | 'TK' | 'TL' | 'TM' | 'TN' | 'TO' | 'TR' | 'TT' | 'TV' | 'TW' | 'TZ' | 'UA' | 'UG' | 'UM' | 'US' | 'UY' | 'UZ' | 'VA' | 'VC' | 'VE' | 'VG' | 'VI' | 'VN' | 'VU' | 'WF' | 'WS' | 'YE' | 'YT' | 'ZA' | 'ZM' | 'ZW';
     /**
-     * Upper-case currency code; for NG, KE and UG the country's currency (NGN, KES, UGX). Trimmed and upper-cased before it is checked.
+     * Upper-case currency code. Where the country has documented limits, its currency (NG in NGN, KE in KES, UG in UGX): another is refused with 422 `business_rule_failed`. Trimmed and upper-cased before it is checked.
      */
     currency: 'USD' | 'EUR' | 'GBP' | 'CAD' | 'NGN' | 'GHS' | 'KES' | 'TZS' | 'ZAR' | 'ZMW' | 'MWK' | 'EGP' | 'UGX' | 'RWF' | 'XOF' | 'XAF' | 'BTC' | 'USDT' | 'USDC';
     /**
-     * Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits: NG 10000–200000000 (100–2,000,000 NGN), KE 2000–14500000 (20–145,000 KES), UG 500–4000000 (UGX has no minor unit).
+     * Integer amount in MINOR units of `currency` (6500000 = 65,000.00 NGN). Limits per country: NG 10000–200000000 (100.00–2000000.00 NGN), KE 2000–14500000 (20.00–145000.00 KES), UG 500–4000000 (500–4000000 UGX); outside them 422 `business_rule_failed`. Other countries: the provider decides.
      */
     amount: number;
     /**
@@ -988,7 +988,7 @@ export type CreateVirtualAccountDto = {
      */
     bvn: string;
     /**
-     * The holder's date of birth, yyyy-mm-dd. Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.
+     * The holder's date of birth: a real calendar date, yyyy-mm-dd, not in the future (UTC). Required when bank is providus (400 otherwise). Not stored by the gateway. Trimmed before it is checked.
      */
     dateOfBirth?: string;
     /**
@@ -1107,7 +1107,7 @@ export type CreateCardHolderDto = {
      */
     bvn?: string;
     /**
-     * yyyy-mm-dd. Required when address.country is GH. Trimmed before it is checked.
+     * A real calendar date, yyyy-mm-dd, not in the future (UTC). Required when address.country is GH. Trimmed before it is checked.
      */
     dateOfBirth?: string;
     /**
@@ -1285,7 +1285,7 @@ export type CardTransactionDto = {
 
 export type CardAmountDto = {
     /**
-     * USD MINOR units (2500 = 25.00 USD).
+     * USD MINOR units (2500 = 25.00 USD), at most 2147483647: the provider's withdraw takes an int32.
      */
     amount: number;
 };
@@ -1304,7 +1304,7 @@ export type CreateReconciliationRunDto = {
      */
     from: string;
     /**
-     * End of the period (exclusive).
+     * End of the period (exclusive): after `from`, and a run covers at most 32 days.
      */
     to: string;
     /**
@@ -2079,6 +2079,10 @@ export type WebhookSubscriptionsCreateErrors = {
      * validation_failed: the body is not application/json.
      */
     415: ProblemDto;
+    /**
+     * business_rule_failed: the URL is well formed, but its host does not resolve, or is or resolves to an address deliveries may not reach (the fields are in `errors`).
+     */
+    422: ProblemDto;
     /**
      * Rate limit of the API key exceeded (see Retry-After).
      */
@@ -3030,7 +3034,7 @@ export type BeneficiariesCreateErrors = {
      */
     415: ProblemDto;
     /**
-     * provider_rejected: the provider refused the request; its message is in `detail`.
+     * provider_rejected: the provider refused the request; its message is in `detail`. business_rule_failed: the provider does not serve payouts to `country`, or `destination` does not fit that country's destination types and fields (GET /v1/payout-countries/{country}) (the fields are in `errors`).
      */
     422: ProblemDto;
     /**
@@ -3170,7 +3174,7 @@ export type PayoutsCreateErrors = {
      */
     415: ProblemDto;
     /**
-     * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
+     * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved. business_rule_failed: `beneficiaryId` is not a beneficiary of this customer registered with the provider; nothing stored (the fields are in `errors`).
      */
     422: ProblemDto;
     /**
@@ -3208,7 +3212,10 @@ export type PayoutsCreateResponses = {
 export type PayoutsCreateResponse = PayoutsCreateResponses[keyof PayoutsCreateResponses];
 
 export type PayoutsApproveData = {
-    body: PayoutDecisionDto;
+    /**
+     * Optional: no body decides without a reason.
+     */
+    body?: PayoutDecisionDto;
     headers: {
         /**
          * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
@@ -3298,7 +3305,10 @@ export type PayoutsApproveResponses = {
 export type PayoutsApproveResponse = PayoutsApproveResponses[keyof PayoutsApproveResponses];
 
 export type PayoutsRejectData = {
-    body: PayoutDecisionDto;
+    /**
+     * Optional: no body decides without a reason.
+     */
+    body?: PayoutDecisionDto;
     headers: {
         /**
          * Unique per money movement (e.g. a UUID). The same key with the same body replays the first answer for 24 h. 1 to 255 printable ASCII characters, no space (else 400 idempotency_key_missing).
@@ -3620,7 +3630,7 @@ export type CollectionsCreateErrors = {
      */
     415: ProblemDto;
     /**
-     * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved.
+     * provider_rejected: the provider refused the request; its message is in `detail`. Nothing moved. business_rule_failed: `currency` is not the country's currency, or `amount` is outside the country's bounds (NG, KE and UG: see the fields); nothing stored, the provider not called (the fields are in `errors`).
      */
     422: ProblemDto;
     /**
@@ -3746,7 +3756,7 @@ export type SwapsCreateQuoteErrors = {
      */
     415: ProblemDto;
     /**
-     * provider_rejected: the provider refused the request; its message is in `detail`.
+     * provider_rejected: the provider refused the request; its message is in `detail`. business_rule_failed: `amount` is too large for this currency pair: at the provider's rate the quoted target amount (or fee) is beyond 2^53 − 1 minor units; nothing stored (the fields are in `errors`).
      */
     422: ProblemDto;
     /**
