@@ -163,14 +163,6 @@ export class PayoutsRepository {
     return Prisma.sql`t.created_by IS DISTINCT FROM ${approverId}::uuid AND t.created_at > ${createdAfter}::timestamptz`;
   }
 
-  /**
-   * The guard of a lapsed approval's expiry claim (an SQL condition on the payout row aliased `t`):
-   * created before `createdBefore` (now − PAYOUT_APPROVAL_TTL).
-   */
-  approvalLapsedGuard(createdBefore: Date): Prisma.Sql {
-    return Prisma.sql`t.created_at < ${createdBefore}::timestamptz`;
-  }
-
   /** Runs `work` in one database transaction; the ledger calls given its `tx` take part in it. */
   withTransaction<T>(work: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
     return this.prisma.$transaction(work);

@@ -259,17 +259,7 @@ export class PayoutsService {
     }
     if (row.createdAt.getTime() + this.approvalTtlMs <= Date.now()) {
       // Expired only from `awaiting_approval` (claimed as a decision is): a decision that won meanwhile stays.
-      const expired = await this.ledger.claimTransition(
-        id,
-        'payout',
-        'awaiting_approval',
-        'expired',
-        'reconciliation',
-        {
-          guard: this.repository.approvalLapsedGuard(new Date(Date.now() - this.approvalTtlMs + 1)),
-          payload: { reason: 'approval TTL lapsed (PAYOUT_APPROVAL_TTL)' },
-        },
-      );
+      const expired = await this.ledger.expireLapsedApproval(id, new Date(Date.now() - this.approvalTtlMs + 1));
       throw new InvalidStateTransitionError('payout', expired?.status ?? (await this.requirePayout(id)).status, to);
     }
     return row;
@@ -396,7 +386,10 @@ export class PayoutsService {
   async releaseUnsent(id: string): Promise<void> {
     const row = await this.repository.findPayout(id);
     if (row?.status === 'created') {
-      await this.ledger.transition(id, 'failed', 'api', { patch: { failureReason: DATABASE_LOST_BEFORE_CALL } });
+      // Claimed from `created`: a row that moved meanwhile (its answer written after all) stays.
+      await this.ledger.claimTransition(id, 'payout', 'created', 'failed', 'api', {
+        patch: { failureReason: DATABASE_LOST_BEFORE_CALL },
+      });
     } else if (row?.status === 'initiated' && row.confirmRequestedAt) {
       await this.repository.releaseConfirm(id, DATABASE_LOST_BEFORE_CALL);
     }

@@ -43,17 +43,7 @@ export class ExpiryService {
     for (const id of await this.repository.lapsedApprovalIds(lapsedBefore, limit)) {
       // Claimed as a decision: only from `awaiting_approval`, so that an approval or rejection that
       // won since the read stays (a plain move to `expired` would also take an approved `initiated` payout).
-      const expired = await this.ledger.claimTransition(
-        id,
-        'payout',
-        'awaiting_approval',
-        'expired',
-        'reconciliation',
-        {
-          guard: this.repository.createdBeforeGuard(lapsedBefore),
-          payload: { reason: 'approval TTL lapsed (PAYOUT_APPROVAL_TTL)' },
-        },
-      );
+      const expired = await this.ledger.expireLapsedApproval(id, lapsedBefore);
       if (expired) approvalsExpired += 1;
     }
     const quotesExpired = await this.repository.expireOpenQuotes(now);

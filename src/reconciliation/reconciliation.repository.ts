@@ -31,14 +31,6 @@ export class ReconciliationRepository {
     return rows.map((row) => row.id);
   }
 
-  /**
-   * The guard of a lapsed approval's expiry claim (LedgerService.claimTransition; an SQL condition on
-   * the row aliased `t`): created before `createdBefore`, as lapsedApprovalIds read it.
-   */
-  createdBeforeGuard(createdBefore: Date): Prisma.Sql {
-    return Prisma.sql`t.created_at < ${createdBefore}::timestamptz`;
-  }
-
   /** Marks `open` swap quotes past their expiry at `now` as `expired`; answers how many. */
   async expireOpenQuotes(now: Date): Promise<number> {
     const quotes = await this.prisma.swapQuote.updateMany({

@@ -385,6 +385,11 @@ export class LedgerRepository {
     return row;
   }
 
+  /** A claimMove guard: the row (aliased `t`) was created before `createdBefore`. */
+  createdBeforeGuard(createdBefore: Date): Prisma.Sql {
+    return Prisma.sql`t.created_at < ${createdBefore}::timestamptz`;
+  }
+
   /**
    * Claims a move, inside `db`: ONE conditional `UPDATE … WHERE status = from` (with the history
    * entry written in the same statement, a data-modifying CTE) moves row `id` of `kind` from exactly

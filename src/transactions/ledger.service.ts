@@ -425,6 +425,20 @@ export class LedgerService {
   }
 
   /**
+   * Expires payout `id` whose approval lapsed (still `awaiting_approval`, created before
+   * `createdBefore` = now − PAYOUT_APPROVAL_TTL), claimed as a maker-checker decision is: only from
+   * `awaiting_approval`, so an approval or rejection that won first stays. Source `reconciliation`,
+   * no provider call (none was made). Used by the approve/reject path and the expiry job alike.
+   * @returns the expired row, or null when nothing moved.
+   */
+  expireLapsedApproval(id: string, createdBefore: Date): Promise<Transaction | null> {
+    return this.claimTransition(id, 'payout', 'awaiting_approval', 'expired', 'reconciliation', {
+      guard: this.repository.createdBeforeGuard(createdBefore),
+      payload: { reason: 'approval TTL lapsed (PAYOUT_APPROVAL_TTL)' },
+    });
+  }
+
+  /**
    * `transition`'s one-statement path on its own (no caller transaction; a patch of the provider's
    * answer and `failureReason` only: patchFitsOneStatement; never `manual`), with `effects`:
    * statements written in that same statement, each conditioned by the caller on MOVED (the move's
